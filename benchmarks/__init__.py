@@ -1,0 +1,1 @@
+"""Benchmarks: ratios measured inside one run (these machines are noisy)."""

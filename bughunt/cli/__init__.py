@@ -1,0 +1,26 @@
+"""The ``bughunt`` command line (Typer). Each command group lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from bughunt.cli import _ledger_cmds, _run
+
+app = typer.Typer(
+    name="bughunt",
+    help="Is the candidate bug-hunting agent better than the baseline, and how sure are we?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_ledger_cmds.register(app)
+_run.register(app)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,83 @@
+"""Options and output helpers shared by every command."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bughunt.errors import BughuntError
+
+console = Console()
+err_console = Console(stderr=True)
+
+LedgerOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--ledger",
+        envvar="BUGHUNT_LEDGER",
+        help="Ledger file (default .bughunt/ledger.duckdb).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+T = TypeVar("T")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout (no colour, machine-readable)."""
+    typer.echo(json.dumps(value, indent=2, sort_keys=False, default=_default))
+
+
+def print_rows(rows: list[dict[str, Any]], *, title: str | None = None) -> None:
+    """Print rows as a table; every cell is plain text (no console markup)."""
+    if not rows:
+        console.print(f"{title + ': ' if title else ''}no rows", markup=False)
+        return
+    table = Table(title=title)
+    for name in rows[0]:
+        table.add_column(str(name), overflow="fold")
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row.values()))
+    console.print(table)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print an error on stderr and exit with ``code``."""
+    err_console.print(f"error: {message}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn bughunt errors into a one-line message and exit code 2."""
+    try:
+        yield
+    except BughuntError as exc:
+        fail(exc.describe())
+
+
+def guarded(fn: Callable[..., T]) -> Callable[..., T]:
+    """Decorator form of :func:`user_errors` (keeps the signature for Typer)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        with user_errors():
+            return fn(*args, **kwargs)
+
+    return wrapper

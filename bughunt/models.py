@@ -1,0 +1,461 @@
+"""Domain models (DESIGN §1): every record that crosses a boundary.
+
+Closed sets are ``StrEnum``s. Each field's docstring is its description in
+the JSON schema (``bughunt schema MODEL``). Row models (those with a
+``__table__``) are what the ledger stores, one table each.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware UTC, at the microsecond precision the ledger keeps."""
+    return datetime.now(UTC)
+
+
+class Status(StrEnum):
+    """Outcome of one execution or one ingested record."""
+
+    PASS = "pass"  # noqa: S105  (an outcome, not a password)
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNKNOWN = "unknown"
+
+
+class Tree(StrEnum):
+    """Which tree a reproduction test ran against."""
+
+    BUGGY = "buggy"
+    CLEAN = "clean"
+
+
+class RunKind(StrEnum):
+    NIGHTLY = "nightly"
+    PR = "pr"
+    INGEST = "ingest"
+    ADHOC = "adhoc"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    DEGRADED = "degraded"
+    FAILED = "failed"
+
+
+class AgentMode(StrEnum):
+    COMMAND = "command"
+    REPLAY = "replay"
+
+
+class CallStatus(StrEnum):
+    """Terminal status of one judge call (DESIGN §6.1). Only ``judged`` carries a winner."""
+
+    JUDGED = "judged"
+    TIMED_OUT = "timed_out"
+    FAILED_CLOSED = "failed_closed"
+    OVER_BUDGET = "over_budget"
+    ABORTED = "aborted"
+
+
+class Winner(StrEnum):
+    FIRST = "first"
+    SECOND = "second"
+    TIE = "tie"
+
+
+class Order(StrEnum):
+    """Which report was shown first to the judge."""
+
+    CANDIDATE_FIRST = "candidate_first"
+    BASELINE_FIRST = "baseline_first"
+
+
+class VerdictOutcome(StrEnum):
+    CANDIDATE = "candidate"
+    BASELINE = "baseline"
+    TIE = "tie"
+    UNSCORED = "unscored"
+
+
+class Strategy(StrEnum):
+    SINGLE = "single"
+    RANDOM_ORDER = "random_order"
+    MAJORITY = "majority"
+    SWAP = "swap"
+    SWAP_LC = "swap_lc"
+    JURY = "jury"
+    JURY_LC = "jury_lc"
+
+
+class FlakeState(StrEnum):
+    """Evidence-based state of one test key (DESIGN §5)."""
+
+    PASSING = "passing"
+    FAILING = "failing"
+    SUSPECTED = "suspected"
+    FLAKY = "flaky"
+    CLEARED = "cleared"
+
+
+class BugCategory(StrEnum):
+    COMPARISON_OPERATOR = "comparison_operator"
+    OFF_BY_ONE = "off_by_one"
+    CONDITION_REMOVED = "condition_removed"
+    EXCEPTION_HANDLING = "exception_handling"
+    RETURN_VALUE = "return_value"
+    STATE_MUTATION = "state_mutation"
+    OTHER = "other"
+
+
+class ProbeKind(StrEnum):
+    POSITION = "position"
+    GAP = "gap"
+    VERBOSITY = "verbosity"
+    SELF = "self"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        use_attribute_docstrings=True,
+        extra="forbid",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+
+class _Row(_Model):
+    """A model the ledger stores; ``__table__`` names its table."""
+
+    __table__: ClassVar[str]
+    model_config = ConfigDict(frozen=True)
+
+
+# --- corpus side -----------------------------------------------------------
+
+
+class Case(_Model):
+    """One injected bug: a patch against the shared target tree, and metadata."""
+
+    case_id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=120)
+    """Folder name of the case; stable, human-readable."""
+    title: str = Field(min_length=1, max_length=500)
+    """One-line description of the injected bug."""
+    hints: list[str] = Field(default_factory=list)
+    """Optional hints an agent may be given (e.g. a file to look at)."""
+    expected_category: BugCategory | None = None
+    """The category the corpus author intends; classify's label is checked against it."""
+    case_hash: str | None = None
+    """Content hash (DESIGN §4); set by hash-corpus."""
+
+
+class AgentVersion(_Model):
+    """One version of the agent under test."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)
+    """Name used in every ledger row, e.g. ``baseline``."""
+    family: str = Field(min_length=1, max_length=80)
+    """Model family, used for self-preference analysis."""
+    mode: AgentMode
+    """``command`` runs inside the sandbox; ``replay`` takes recorded reports."""
+    command: list[str] | None = None
+    """Argument vector run inside the sandbox image (mode ``command``)."""
+    path: str | None = None
+    """Agent folder, mounted read-only at ``/agent`` (mode ``command``)."""
+    reports: str | None = None
+    """Folder of recorded ``<case_id>.json`` reports (mode ``replay``)."""
+    image: str | None = None
+    """Sandbox image for this agent; the built bughunt image when unset."""
+    network: bool = False
+    """Grant the agent's container a network (an LLM agent must reach its API)."""
+    env: list[str] = Field(default_factory=list)
+    """Names of environment variables passed through (e.g. an API key); values never stored."""
+
+
+class BugReport(_Model):
+    """What an agent version hands in for one case."""
+
+    model_config = ConfigDict(extra="ignore")
+    case_id: str = Field(min_length=1, max_length=120)
+    """Case this report is about."""
+    agent_version: str = Field(min_length=1, max_length=80)
+    """Agent version that wrote it."""
+    title: str = Field(min_length=1, max_length=2_000)
+    """One-line title."""
+    summary: str = Field(default="", max_length=50_000)
+    """What is wrong, in prose."""
+    steps: list[str] = Field(default_factory=list, max_length=200)
+    """Steps to reproduce."""
+    expected: str = Field(default="", max_length=20_000)
+    """Expected behaviour."""
+    actual: str = Field(default="", max_length=20_000)
+    """Actual behaviour."""
+    root_cause: str = Field(default="", max_length=20_000)
+    """Suspected root cause, possibly empty."""
+    repro_test: str = Field(min_length=1, max_length=200_000)
+    """Source of one pytest file that fails on the buggy tree and passes on the clean tree."""
+
+
+# --- ledger rows -------------------------------------------------------------
+
+
+class RunInfo(_Row):
+    """One event in a run's life (append-only: the latest row per run is its state)."""
+
+    __table__: ClassVar[str] = "runs"
+    run_id: str
+    """Run identifier."""
+    kind: RunKind
+    """Nightly, PR, ingest batch or ad-hoc."""
+    status: RunStatus
+    """State at ``recorded_at``."""
+    recorded_at: datetime = Field(default_factory=utcnow)
+    """When this event was written."""
+    corpus: str | None = None
+    """Corpus folder or name."""
+    corpus_hash: str | None = None
+    """Corpus content hash, once known."""
+    baseline: str | None = None
+    """Baseline agent version."""
+    candidate: str | None = None
+    """Candidate agent version."""
+    judge: str | None = None
+    """Judge or jury name."""
+    strategy: Strategy | None = None
+    """Judging strategy."""
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    """Every other parameter the run was started with (no secrets)."""
+    message: str | None = None
+    """Human note on this event (e.g. which stages are not built yet)."""
+
+
+class ManifestEntry(_Row):
+    """One case of the corpus manifest of one run (DESIGN §4)."""
+
+    __table__: ClassVar[str] = "corpus_manifest"
+    run_id: str
+    """Run that hashed the corpus."""
+    corpus_hash: str
+    """Hash over the sorted case hashes."""
+    case_id: str
+    """Case folder name."""
+    case_hash: str
+    """Content hash of the case."""
+    category: BugCategory | None = None
+    """Category from classify, when known."""
+    recorded_at: datetime = Field(default_factory=utcnow)
+    """When the manifest was written."""
+
+
+class Observation(_Row):
+    """One outcome record: an execution in the sandbox or a record ingested from outside."""
+
+    __table__: ClassVar[str] = "observations"
+    observation_id: str
+    """Unique id of this stored row (a delivery of a record, not its identity)."""
+    record_id: str | None = Field(default=None, alias="id")
+    """Identity of the record when the producer gave one (alias ``id``)."""
+    case_id: str | None = None
+    """Case the record is about."""
+    run_id: str | None = None
+    """Run that produced the record."""
+    agent_version: str | None = None
+    """Agent version whose report or test this is."""
+    kind: str | None = None
+    """What was executed (e.g. ``repro:buggy``); part of the identity."""
+    status: Status = Status.UNKNOWN
+    """Outcome; a missing status is ``unknown`` and never counts as a fail."""
+    case_hash: str | None = None
+    """Content hash of what was executed."""
+    note: str | None = None
+    """Free-text annotation: kept and shown, never decides an outcome."""
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    """Every other field of the record, kept as given."""
+    source: str | None = None
+    """Provenance: file (or ``sandbox``) the record came from."""
+    source_line: int | None = None
+    """Provenance: line in that file (1-based), or the array index + 1."""
+    batch_id: str | None = None
+    """Provenance: ingest batch or sandbox run batch."""
+    ingested_at: datetime = Field(default_factory=utcnow)
+    """Provenance: when the row was stored."""
+    tree: Tree | None = None
+    """Sandbox: buggy or clean tree."""
+    repeat: int | None = None
+    """Sandbox: repeat index (0-based)."""
+    exit_code: int | None = None
+    """Sandbox: exit code of the test process."""
+    duration_s: float | None = None
+    """Sandbox: wall-clock seconds."""
+    output: str | None = None
+    """Sandbox: captured output, capped (head and tail kept)."""
+    test_hash: str | None = None
+    """Sandbox: hash of the reproduction test source."""
+    image_id: str | None = None
+    """Sandbox: image the test ran in."""
+
+
+class JudgeCall(_Row):
+    """One call of one judge on one ordered pair of reports (DESIGN §6.1)."""
+
+    __table__: ClassVar[str] = "judge_calls"
+    call_id: str
+    """Unique id of this call."""
+    run_id: str
+    """Run it belongs to."""
+    case_id: str
+    """Case of the pair."""
+    judge: str
+    """Judge name."""
+    family: str
+    """Judge's model family."""
+    order: Order
+    """Which report was first."""
+    sample_index: int = 0
+    """Index among repeated samples of the same ordered pair."""
+    prompt_hash: str
+    """Hash of the exact prompt sent."""
+    attempts: int
+    """Requests sent (0 when cached or aborted)."""
+    status: CallStatus
+    """Terminal status; only ``judged`` carries a winner."""
+    winner: Winner | None = None
+    """Parsed winner (``judged`` only)."""
+    rationale: str | None = None
+    """Parsed rationale (``judged`` only)."""
+    failure_reason: str | None = None
+    """Why the call did not end ``judged``."""
+    latency_s: float | None = None
+    """Wall-clock seconds over all attempts."""
+    raw_answer: str | None = None
+    """The judge's last raw answer, truncated."""
+    cached: bool = False
+    """Answered from the cache without a request."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When the call ended."""
+
+
+class Verdict(_Row):
+    """What a strategy makes of one pair's judge calls (DESIGN §6.2)."""
+
+    __table__: ClassVar[str] = "verdicts"
+    run_id: str
+    """Run it belongs to."""
+    case_id: str
+    """Case of the pair."""
+    baseline: str
+    """Baseline agent version."""
+    candidate: str
+    """Candidate agent version."""
+    strategy: Strategy
+    """Strategy that produced it."""
+    outcome: VerdictOutcome
+    """Candidate, baseline, tie, or unscored."""
+    reason: str | None = None
+    """Why unscored (or a note on how the verdict was reached)."""
+    calls: int = 0
+    """Judge calls this verdict rests on."""
+    category: BugCategory | None = None
+    """Bug category of the case."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When the verdict was made."""
+
+
+class BiasProbe(_Row):
+    """One measured bias metric of one judge in one run (DESIGN §6.3)."""
+
+    __table__: ClassVar[str] = "bias_probes"
+    run_id: str
+    """Run it belongs to."""
+    judge: str
+    """Judge or jury measured."""
+    strategy: Strategy
+    """Strategy under which it was measured."""
+    probe: ProbeKind
+    """Probe pair set."""
+    metric: str
+    """Metric name (e.g. ``net_bias``, ``flip_rate``, ``consistent``)."""
+    value: float | None
+    """Point value; null when no pair was decided."""
+    ci_low: float | None = None
+    """Lower end of the 95% interval."""
+    ci_high: float | None = None
+    """Upper end of the 95% interval."""
+    n: int
+    """Pairs the value rests on."""
+    seed: int | None = None
+    """Seed of the pair set."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it was measured."""
+
+
+class FlakeRecord(_Row):
+    """State of one test key after a run folded in (DESIGN §5); the latest row is current."""
+
+    __table__: ClassVar[str] = "flake_ledger"
+    run_id: str
+    """Run whose observations were folded in."""
+    case_hash: str
+    """Key: content hash of the case."""
+    agent_version: str
+    """Key: agent version."""
+    test_hash: str
+    """Key: hash of the reproduction test."""
+    tree: Tree
+    """Key: buggy or clean."""
+    image_id: str
+    """Key: sandbox image."""
+    case_id: str | None = None
+    """Case name, for people."""
+    runs: int
+    """Executions seen."""
+    passes: int
+    """Passing executions."""
+    fails: int
+    """Failing executions."""
+    flips: int
+    """Outcome changes between consecutive executions."""
+    consecutive_consistent: int = 0
+    """Executions since the last flip."""
+    last_status: Status | None = None
+    """Outcome of the latest execution."""
+    first_seen: datetime
+    """First execution."""
+    last_seen: datetime
+    """Latest execution."""
+    flake_rate: float | None = None
+    """Share of executions that disagree with the majority outcome."""
+    ci_low: float | None = None
+    """Wilson 95% lower bound of the flake rate."""
+    ci_high: float | None = None
+    """Wilson 95% upper bound of the flake rate."""
+    state: FlakeState
+    """passing, failing, suspected, flaky or cleared."""
+    updated_at: datetime = Field(default_factory=utcnow)
+    """When this row was written."""
+
+
+ROW_MODELS: tuple[type[_Row], ...] = (
+    RunInfo,
+    ManifestEntry,
+    Observation,
+    JudgeCall,
+    Verdict,
+    BiasProbe,
+    FlakeRecord,
+)
+"""Every model the ledger stores, in table order."""
+
+_ALL: tuple[type[BaseModel], ...] = (Case, AgentVersion, BugReport, *ROW_MODELS)
+MODELS: dict[str, type[BaseModel]] = {m.__name__: m for m in _ALL}
+"""Every model by class name (for ``bughunt schema``)."""
+
+Row = _Row
+"""Public name of the row base class."""

@@ -1,0 +1,15 @@
+"""What is remembered: the DuckDB ledger (DESIGN §9)."""
+
+from ledger._codec import arrow_to_rows, rows_to_arrow
+from ledger._migrate import current_version, known_migrations
+from ledger._store import DEFAULT_PATH, Ledger, default_path
+
+__all__ = [
+    "DEFAULT_PATH",
+    "Ledger",
+    "arrow_to_rows",
+    "current_version",
+    "default_path",
+    "known_migrations",
+    "rows_to_arrow",
+]

@@ -1,0 +1,227 @@
+"""The ledger file: open, migrate, bulk-write, query (DESIGN §9).
+
+DuckDB lets one process write a file at a time, and a reader cannot open a
+file another process is writing. So a connection lives only as long as one
+batch or one query, and opening waits and retries while another process
+holds the lock, up to a bounded timeout, then says who to wait for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+import pyarrow as pa
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_random_exponential,
+)
+
+from bughunt.errors import LedgerLockedError, ReadOnlyQueryError, TerminalError
+from bughunt.models import ROW_MODELS, Row
+from ledger._codec import arrow_to_rows, arrow_type, rows_to_arrow
+from ledger._migrate import check_version, migrate
+
+R = TypeVar("R", bound=Row)
+
+DEFAULT_PATH = ".bughunt/ledger.duckdb"
+DEFAULT_LOCK_TIMEOUT_S = 120.0
+
+_TABLES = {m.__table__: m for m in ROW_MODELS}
+
+# Statement types a read-only query may contain. DuckDB classifies them for us
+# (``extract_statements``), which is sturdier than matching keywords.
+_READ_ONLY = {"SELECT", "EXPLAIN", "PRAGMA"}
+
+
+def default_path() -> Path:
+    """``BUGHUNT_LEDGER`` if set, else ``.bughunt/ledger.duckdb``."""
+    return Path(os.environ.get("BUGHUNT_LEDGER") or DEFAULT_PATH)
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, duckdb.IOException) and ("lock" in text.lower() or "Conflicting" in text)
+
+
+class Ledger:
+    """One DuckDB ledger file. Cheap to create; connections are short-lived."""
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, lock_timeout_s: float | None = None
+    ) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        env_timeout = os.environ.get("BUGHUNT_LOCK_TIMEOUT")
+        self.lock_timeout_s = (
+            lock_timeout_s
+            if lock_timeout_s is not None
+            else float(env_timeout)
+            if env_timeout
+            else DEFAULT_LOCK_TIMEOUT_S
+        )
+        self._schemas: dict[str, pa.Schema] = {}
+
+    # --- connections -------------------------------------------------------
+
+    def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        def attempt() -> duckdb.DuckDBPyConnection:
+            config: dict[str, Any] = {}
+            if read_only:
+                config["enable_external_access"] = False
+            return duckdb.connect(str(self.path), read_only=read_only, config=config)
+
+        retrying = Retrying(
+            retry=retry_if_exception(_is_lock_error),
+            wait=wait_random_exponential(multiplier=0.02, max=1.0),
+            stop=stop_after_delay(self.lock_timeout_s),
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except duckdb.IOException as exc:
+            if _is_lock_error(exc):
+                raise LedgerLockedError(
+                    f"another process held the ledger lock for more than "
+                    f"{self.lock_timeout_s:.0f} s; wait for it to finish or raise "
+                    f"BUGHUNT_LOCK_TIMEOUT (DuckDB said: {exc})",
+                    file=str(self.path),
+                ) from exc
+            raise
+
+    @contextmanager
+    def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A migrated read-write connection, closed on exit (releases the file lock)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = self._connect(read_only=False)
+        try:
+            migrate(con, str(self.path))
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A read-only connection, closed on exit. The file must exist."""
+        if not self.path.exists():
+            raise TerminalError(
+                "no ledger here yet: run `bughunt run nightly` or `bughunt ingest` first, "
+                "or point --ledger / BUGHUNT_LEDGER at an existing file",
+                file=str(self.path),
+            )
+        con = self._connect(read_only=True)
+        try:
+            check_version(con, str(self.path))
+            yield con
+        finally:
+            con.close()
+
+    def migrate(self) -> None:
+        """Create the file if missing and apply every missing migration."""
+        with self.writer():
+            pass
+
+    # --- writes --------------------------------------------------------------
+
+    def _schema(self, con: duckdb.DuckDBPyConnection, table: str) -> pa.Schema:
+        if table not in self._schemas:
+            cols = con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns "
+                "WHERE table_name = ? ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+            if not cols:
+                raise TerminalError(f"ledger has no table {table!r}", file=str(self.path))
+            self._schemas[table] = pa.schema([(name, arrow_type(t)) for name, t in cols])
+        return self._schemas[table]
+
+    def write_arrow(self, batches: Mapping[str, pa.Table]) -> dict[str, int]:
+        """Append Arrow tables to ledger tables, all in one transaction.
+
+        Columns are matched by name; a column the table lacks fails the whole
+        write and nothing is stored. Returns rows written per table.
+        """
+        with self.writer() as con:
+            return self._insert(con, batches)
+
+    def _insert(
+        self, con: duckdb.DuckDBPyConnection, batches: Mapping[str, pa.Table]
+    ) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for table, data in batches.items():
+                if table not in _TABLES:
+                    raise TerminalError(f"not a ledger table: {table!r}")
+                con.register("_bughunt_batch", data)
+                try:
+                    # Identifiers come from the closed _TABLES set above, never from input.
+                    con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _bughunt_batch')  # noqa: S608
+                finally:
+                    con.unregister("_bughunt_batch")
+                counts[table] = counts.get(table, 0) + data.num_rows
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        return counts
+
+    def write(self, rows: Sequence[Row]) -> dict[str, int]:
+        """Append pydantic rows (any mix of row models) in one transaction, through Arrow."""
+        by_model: dict[type[Row], list[Row]] = defaultdict(list)
+        for row in rows:
+            by_model[type(row)].append(row)
+        with self.writer() as con:
+            batches = {
+                model.__table__: rows_to_arrow(model, group, self._schema(con, model.__table__))
+                for model, group in by_model.items()
+            }
+            return self._insert(con, batches)
+
+    # --- reads -----------------------------------------------------------------
+
+    def query_arrow(self, sql: str, params: Sequence[Any] | None = None) -> pa.Table:
+        """Run a read-only query and return Arrow."""
+        with self.reader() as con:
+            return con.sql(sql, params=list(params) if params else None).to_arrow_table()
+
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read-only query and return plain rows."""
+        return list(self.query_arrow(sql, params).to_pylist())
+
+    def read(self, model: type[R], where: str = "", params: Sequence[Any] | None = None) -> list[R]:
+        """Every row of ``model``'s table (optionally filtered) as model instances."""
+        # The table name is a class constant; ``where`` is code, never user input.
+        sql = f'SELECT * FROM "{model.__table__}" {where}'  # noqa: S608
+        return arrow_to_rows(model, self.query_arrow(sql, params))
+
+    def user_query(self, sql: str) -> pa.Table:
+        """Run a statement typed by a user (``bughunt sql``): read-only, or refused.
+
+        Refused before running: anything but SELECT / EXPLAIN / PRAGMA, and
+        more than one statement. The connection is read-only with external
+        access off, so even a SELECT cannot write files or attach databases.
+        """
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.Error as exc:
+            raise ReadOnlyQueryError(f"could not parse the query: {exc}") from exc
+        if len(statements) != 1:
+            raise ReadOnlyQueryError(f"give exactly one statement (got {len(statements)})")
+        kind = statements[0].type.name
+        if kind not in _READ_ONLY:
+            raise ReadOnlyQueryError(
+                f"only read-only statements are allowed here (SELECT, EXPLAIN, PRAGMA); "
+                f"this is {kind}"
+            )
+        with self.reader() as con:
+            try:
+                return con.sql(sql).to_arrow_table()
+            except duckdb.Error as exc:
+                raise ReadOnlyQueryError(str(exc)) from exc

@@ -1,0 +1,1 @@
+"""The six stages of the pipeline, one package each (DESIGN §2)."""

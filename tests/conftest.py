@@ -1,0 +1,39 @@
+"""Shared fixtures: a fresh ledger file per test, Prefect's test harness once per run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ledger import Ledger
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def ledger_path(tmp_path: Path) -> Path:
+    """Path of a ledger file that does not exist yet."""
+    return tmp_path / "ledger.duckdb"
+
+
+@pytest.fixture
+def ledger(ledger_path: Path) -> Ledger:
+    """A migrated, empty ledger in a fresh file."""
+    store = Ledger(ledger_path)
+    store.migrate()
+    return store
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Prefect's test harness, started once per test run (its start is slow)."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    os.environ["PREFECT_HOME"] = str(home)
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
