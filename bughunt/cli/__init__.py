@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bughunt.cli import _ledger_cmds, _run
+from bughunt.cli import _ledger_cmds, _outcomes, _run
 
 app = typer.Typer(
     name="bughunt",
@@ -14,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+_outcomes.register(app)
 _ledger_cmds.register(app)
 _run.register(app)
 

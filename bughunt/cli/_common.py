@@ -58,7 +58,7 @@ def print_rows(rows: list[dict[str, Any]], *, title: str | None = None) -> None:
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print an error on stderr and exit with ``code``."""
-    err_console.print(f"error: {message}", markup=False, highlight=False)
+    typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
