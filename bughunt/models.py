@@ -252,6 +252,10 @@ class ManifestEntry(_Row):
     """Category from classify, when known."""
     recorded_at: datetime = Field(default_factory=utcnow)
     """When the manifest was written."""
+    corpus: str | None = None
+    """Corpus name (from corpus.toml): manifests are compared per corpus."""
+    target_hash: str | None = None
+    """Hash of the shared target tree the case applies to."""
 
 
 class Observation(_Row):

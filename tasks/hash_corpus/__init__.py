@@ -1,0 +1,29 @@
+"""Stage 2, hash-corpus: content hashes of cases and the corpus (DESIGN §4)."""
+
+from tasks.hash_corpus._hashing import (
+    ManifestDiff,
+    diff_manifests,
+    hash_case,
+    hash_corpus,
+    hash_target,
+)
+from tasks.hash_corpus._stage import (
+    CaseHash,
+    HashResult,
+    hash_loaded_corpus,
+    manifest_rows,
+    previous_manifest,
+)
+
+__all__ = [
+    "CaseHash",
+    "HashResult",
+    "ManifestDiff",
+    "diff_manifests",
+    "hash_case",
+    "hash_corpus",
+    "hash_loaded_corpus",
+    "hash_target",
+    "manifest_rows",
+    "previous_manifest",
+]

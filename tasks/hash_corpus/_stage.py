@@ -1,0 +1,104 @@
+"""The hash-corpus stage over a loaded corpus, and the manifest in the ledger."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from bughunt.models import BugCategory, ManifestEntry
+from corpus import Corpus
+from ledger import Ledger
+from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests, hash_case, hash_corpus, hash_target
+
+
+class CaseHash(BaseModel):
+    """One case's content hash."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    case_id: str
+    """Case folder name."""
+    case_hash: str
+    """Content hash (DESIGN §4)."""
+
+
+class HashResult(BaseModel):
+    """The corpus's hashes and what changed since the previous manifest."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    corpus: str
+    """Corpus name."""
+    corpus_hash: str
+    """Hash over the sorted case hashes."""
+    target_hash: str
+    """Hash of the shared target tree."""
+    cases: list[CaseHash]
+    """Every loaded case, sorted by id."""
+    diff: ManifestDiff
+    """New / changed / removed / unchanged against the previous manifest."""
+
+    def hashes(self) -> dict[str, str]:
+        """``case_id → case_hash``."""
+        return {c.case_id: c.case_hash for c in self.cases}
+
+
+def previous_manifest(store: Ledger, corpus: str) -> tuple[str | None, dict[str, str]]:
+    """The latest manifest recorded for ``corpus``: its run id and ``case_id → hash``.
+
+    A ledger file that does not exist yet has no previous manifest.
+    """
+    if not store.path.exists():
+        return None, {}
+    rows = store.query(
+        "WITH latest AS (SELECT run_id FROM corpus_manifest WHERE corpus = ? "
+        "ORDER BY recorded_at DESC LIMIT 1) "
+        "SELECT m.run_id, m.case_id, m.case_hash FROM corpus_manifest m JOIN latest USING (run_id) "
+        "WHERE m.corpus = ?",
+        [corpus, corpus],
+    )
+    if not rows:
+        return None, {}
+    return rows[0]["run_id"], {r["case_id"]: r["case_hash"] for r in rows}
+
+
+def hash_loaded_corpus(
+    corpus: Corpus, previous: dict[str, str], previous_run_id: str | None
+) -> HashResult:
+    """Hash every loaded case (the target tree once) and diff against ``previous``."""
+    target_hash = hash_target(corpus.config.target)
+    cases = [
+        CaseHash(
+            case_id=c.case_id,
+            case_hash=hash_case(
+                c.case.model_dump(mode="json", exclude={"case_hash"}), c.case_dir, target_hash
+            ),
+        )
+        for c in sorted(corpus.cases, key=lambda c: c.case_id)
+    ]
+    current = {c.case_id: c.case_hash for c in cases}
+    return HashResult(
+        corpus=corpus.name,
+        corpus_hash=hash_corpus(current.values()),
+        target_hash=target_hash,
+        cases=cases,
+        diff=diff_manifests(previous, current, previous_run_id),
+    )
+
+
+def manifest_rows(
+    result: HashResult, run_id: str, categories: dict[str, BugCategory] | None = None
+) -> list[ManifestEntry]:
+    """The manifest of one run as ledger rows (one per case)."""
+    categories = categories or {}
+    return [
+        ManifestEntry(
+            run_id=run_id,
+            corpus=result.corpus,
+            corpus_hash=result.corpus_hash,
+            target_hash=result.target_hash,
+            case_id=c.case_id,
+            case_hash=c.case_hash,
+            category=categories.get(c.case_id),
+        )
+        for c in result.cases
+    ]
