@@ -1,1 +1,27 @@
-"""What is evaluated: the corpus format, its loader and the demo corpus (DESIGN §1)."""
+"""What is evaluated: the corpus format, its loader and the demo corpus (DESIGN §1).
+
+Other packages load a corpus with :func:`load_corpus` and read cases from the
+returned :class:`Corpus`; cases that failed to load are in ``Corpus.rejected``.
+"""
+
+from corpus._format import (
+    DEFAULT_MAX_PATCH_BYTES,
+    Corpus,
+    CorpusConfig,
+    LoadedCase,
+    PairingConfig,
+    RejectedCase,
+    load_corpus,
+    read_toml,
+)
+
+__all__ = [
+    "DEFAULT_MAX_PATCH_BYTES",
+    "Corpus",
+    "CorpusConfig",
+    "LoadedCase",
+    "PairingConfig",
+    "RejectedCase",
+    "load_corpus",
+    "read_toml",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bughunt.cli import _hash, _ledger_cmds, _outcomes, _run
+from bughunt.cli import _corpus, _hash, _ledger_cmds, _outcomes, _run
 
 app = typer.Typer(
     name="bughunt",
@@ -15,6 +15,7 @@ app = typer.Typer(
 )
 
 _outcomes.register(app)
+_corpus.register(app)
 _hash.register(app)
 _ledger_cmds.register(app)
 _run.register(app)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -15,7 +16,8 @@ from rich.table import Table
 
 from bughunt.errors import BughuntError
 
-console = Console()
+# Piped output is read by people too (logs, CI): give tables room instead of 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
 
 LedgerOpt = Annotated[

@@ -1,0 +1,424 @@
+"""The corpus format (``corpus.toml`` + ``cases/<id>/{case.toml,bug.patch}``) and its loader.
+
+A broken ``corpus.toml`` is fatal: :func:`load_corpus` raises
+:class:`~bughunt.errors.InputError` naming the file, the field and, for TOML
+syntax errors, the line. A broken case is not: it becomes a
+:class:`RejectedCase` with its reason and the other cases load (DESIGN §8).
+
+Every path in ``corpus.toml`` is relative to the file and must stay inside the
+corpus folder once symlinks are resolved: the sandbox mounts these folders,
+and a ``../`` or a symlink must not bring the host's files in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bughunt.errors import InputError
+from bughunt.models import AgentMode, AgentVersion, BugCategory, Case
+
+CORPUS_FILE = "corpus.toml"
+CASE_FILE = "case.toml"
+PATCH_FILE = "bug.patch"
+
+DEFAULT_MAX_PATCH_BYTES = 1024 * 1024
+"""Largest ``bug.patch`` accepted (1 MiB); larger ones are rejected unread."""
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class PairingConfig(_Model):
+    """Which two agent versions a run compares."""
+
+    baseline: str = Field(min_length=1)
+    """Name of the baseline agent version (one of ``[[agents]]``)."""
+    candidate: str = Field(min_length=1)
+    """Name of the candidate agent version (one of ``[[agents]]``)."""
+
+
+class CorpusConfig(_Model):
+    """``corpus.toml``; after :func:`load_corpus` every path in it is absolute."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)
+    """Corpus name, shown in reports."""
+    target: Path
+    """Folder of the target tree shared by every case."""
+    cases: Path
+    """Folder holding one folder per case."""
+    test_command: list[str] = Field(min_length=1)
+    """Argument vector that runs the target's own tests (no shell)."""
+    pairing: PairingConfig
+    """Baseline and candidate agent versions."""
+    agents: list[AgentVersion] = Field(min_length=1)
+    """Every agent version the corpus knows; ``path`` and ``reports`` are absolute after loading."""
+
+
+class LoadedCase(BaseModel):
+    """One case that loaded: its metadata and the bytes of its patch (not yet validated)."""
+
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
+
+    case: Case
+    """Metadata from ``case.toml``."""
+    case_dir: Path
+    """The case's folder."""
+    patch_path: Path
+    """Its ``bug.patch``."""
+    patch: bytes = Field(repr=False)
+    """Raw bytes of ``bug.patch``, at most the loader's size limit."""
+
+    @property
+    def case_id(self) -> str:
+        """The case's id (its folder name)."""
+        return self.case.case_id
+
+
+class RejectedCase(BaseModel):
+    """A case that cannot be evaluated, and why (DESIGN §8: an unscored case with its reason)."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    case_id: str
+    """The case folder's name."""
+    file: str
+    """File at fault, relative to the corpus folder (e.g. ``cases/x/bug.patch``)."""
+    reason: str
+    """What is wrong, in words."""
+    line: int | None = None
+    """1-based line in ``file``, when one is at fault."""
+    field: str | None = None
+    """Field at fault (e.g. ``title``), when one is."""
+    stage: Literal["load", "validate"] = "load"
+    """Whether the loader or the patch validation rejected it."""
+
+    def describe(self) -> str:
+        """``cases/x/bug.patch:3, field 'title': reason`` — where first, then what."""
+        return InputError(self.reason, file=self.file, line=self.line, field=self.field).describe()
+
+
+class Corpus(BaseModel):
+    """A loaded corpus: its config, the cases that loaded, and the ones that did not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    root: Path
+    """The corpus folder (absolute, symlinks resolved)."""
+    config_file: Path
+    """Its ``corpus.toml``."""
+    config: CorpusConfig
+    """The parsed config, paths absolute."""
+    cases: list[LoadedCase]
+    """Cases that loaded, sorted by id."""
+    rejected: list[RejectedCase]
+    """Cases that did not load, sorted by id, each with its reason."""
+
+    @property
+    def name(self) -> str:
+        """The corpus name from ``corpus.toml``."""
+        return self.config.name
+
+    @property
+    def target(self) -> Path:
+        """The shared target tree (absolute)."""
+        return self.config.target
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the corpus folder when inside it, else as given (POSIX)."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+# --- errors ------------------------------------------------------------------
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    """Pydantic's ``('agents', 1, 'mode')`` as ``agents[1].mode``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def validation_error(exc: ValidationError, *, file: str) -> InputError:
+    """One :class:`InputError` naming every failing field path and its offending value.
+
+    ``field`` is the first failing path (``agents[1].mode``); the message
+    lists all of them, so one run shows every mistake in the file.
+    """
+    parts: list[str] = []
+    first: str | None = None
+    for err in exc.errors(include_url=False):
+        path = _loc(tuple(err["loc"]))
+        first = first or path or None
+        got = "" if err["type"] == "missing" else f" (got {_short(err.get('input'))})"
+        parts.append(f"{path or '<top level>'}: {err['msg']}{got}")
+    return InputError("; ".join(parts), file=file, field=first)
+
+
+def read_toml(path: Path, *, display: str) -> dict[str, Any]:
+    """Parse a TOML file; a syntax error becomes an :class:`InputError` with its line.
+
+    Raises :class:`InputError` (no line) when the file cannot be read or is
+    not UTF-8.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=display) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=display) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib puts the position only in its message: "(at line 3, column 8)",
+        # or "(at end of document)".
+        match = re.search(r"at line (\d+)", str(exc))
+        if match:
+            line: int | None = int(match.group(1))
+        elif "end of document" in str(exc):
+            line = text.count("\n") + 1
+        else:
+            line = None
+        raise InputError(f"invalid TOML: {exc}", file=display, line=line) from None
+
+
+# --- corpus.toml -------------------------------------------------------------
+
+
+def _inside(root: Path, raw: Path, *, file: str, field: str, kind: str) -> Path:
+    """Resolve ``raw`` against ``root``; it must exist, be a folder and stay inside ``root``."""
+    if raw.is_absolute():
+        raise InputError(
+            f"must be relative to {CORPUS_FILE}, got {str(raw)!r}", file=file, field=field
+        )
+    path = (root / raw).resolve()
+    if not path.is_relative_to(root):
+        raise InputError(
+            f"{str(raw)!r} escapes the corpus folder (resolves to {path})", file=file, field=field
+        )
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a folder"
+        raise InputError(f"{kind} {str(raw)!r} {what}", file=file, field=field)
+    return path
+
+
+def _check_agents(config: CorpusConfig, root: Path, *, file: str) -> list[AgentVersion]:
+    """Mode-specific fields present, names unique, folders inside the corpus; paths made absolute."""
+    seen: dict[str, int] = {}
+    resolved: list[AgentVersion] = []
+    for i, agent in enumerate(config.agents):
+        at = f"agents[{i}]"
+        if agent.name in seen:
+            raise InputError(
+                f"duplicate agent name {agent.name!r} (also agents[{seen[agent.name]}])",
+                file=file,
+                field=f"{at}.name",
+            )
+        seen[agent.name] = i
+        for j, name in enumerate(agent.env):
+            if not _ENV_NAME.match(name):
+                raise InputError(
+                    f"not an environment variable name: {name!r} (list names, never values)",
+                    file=file,
+                    field=f"{at}.env[{j}]",
+                )
+        update: dict[str, str] = {}
+        if agent.mode is AgentMode.COMMAND:
+            if not agent.command:
+                raise InputError("mode 'command' needs a command", file=file, field=f"{at}.command")
+            if agent.reports is not None:
+                raise InputError(
+                    "only mode 'replay' takes recorded reports", file=file, field=f"{at}.reports"
+                )
+            if agent.path is not None:
+                update["path"] = str(
+                    _inside(
+                        root, Path(agent.path), file=file, field=f"{at}.path", kind="agent path"
+                    )
+                )
+        else:
+            if agent.reports is None:
+                raise InputError(
+                    "mode 'replay' needs a reports folder", file=file, field=f"{at}.reports"
+                )
+            for key in ("command", "path"):
+                if getattr(agent, key) is not None:
+                    raise InputError(
+                        "only mode 'command' takes this field", file=file, field=f"{at}.{key}"
+                    )
+            update["reports"] = str(
+                _inside(
+                    root,
+                    Path(agent.reports),
+                    file=file,
+                    field=f"{at}.reports",
+                    kind="reports folder",
+                )
+            )
+        resolved.append(agent.model_copy(update=update))
+    for role in ("baseline", "candidate"):
+        name = getattr(config.pairing, role)
+        if name not in seen:
+            raise InputError(
+                f"names unknown agent {name!r}; known: {', '.join(sorted(seen))}",
+                file=file,
+                field=f"pairing.{role}",
+            )
+    if config.pairing.baseline == config.pairing.candidate:
+        raise InputError(
+            "baseline and candidate must be two different agents",
+            file=file,
+            field="pairing.candidate",
+        )
+    return resolved
+
+
+def load_config(config_file: Path) -> CorpusConfig:
+    """Parse and check ``corpus.toml``; every path in the result is absolute.
+
+    Raises :class:`InputError` naming the file and the field (or line, for
+    TOML syntax) on any problem: invalid TOML, a missing, unknown or invalid
+    field, a folder that does not exist or escapes the corpus, a duplicate
+    agent name, a mode-specific field missing, pairing naming an unknown agent.
+    """
+    file = str(config_file)
+    data = read_toml(config_file, display=file)
+    try:
+        config = CorpusConfig.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc, file=file) from None
+    root = config_file.parent.resolve()
+    target = _inside(root, config.target, file=file, field="target", kind="target folder")
+    cases = _inside(root, config.cases, file=file, field="cases", kind="cases folder")
+    agents = _check_agents(config, root, file=file)
+    return config.model_copy(update={"target": target, "cases": cases, "agents": agents})
+
+
+# --- cases -------------------------------------------------------------------
+
+
+class _CaseFile(_Model):
+    """``case.toml`` as written; ``id`` is the folder name."""
+
+    id: str
+    title: str
+    hints: list[str] = Field(default_factory=list)
+    expected_category: BugCategory | None = None
+
+
+def _reject(root: Path, case_dir: Path, file: Path, reason: str, **kw: Any) -> RejectedCase:
+    return RejectedCase(
+        case_id=case_dir.name, file=file.relative_to(root).as_posix(), reason=reason, **kw
+    )
+
+
+def load_case(case_dir: Path, *, root: Path, max_patch_bytes: int) -> LoadedCase | RejectedCase:
+    """Load one case folder; never raises on bad content — returns a :class:`RejectedCase`.
+
+    Rejected: a case folder, ``case.toml`` or ``bug.patch`` that is a symlink
+    or missing; invalid TOML; a missing, unknown or invalid field; an ``id``
+    that is not the folder name; a ``bug.patch`` over ``max_patch_bytes``
+    (checked with ``stat`` before reading, so a huge file costs nothing).
+    The patch's content is not checked here (see ``tasks.classify``).
+    """
+    toml_path = case_dir / CASE_FILE
+    patch_path = case_dir / PATCH_FILE
+    rel_toml = toml_path.relative_to(root).as_posix()
+    if case_dir.is_symlink():
+        return _reject(root, case_dir, case_dir, "case folder is a symbolic link")
+    for path in (toml_path, patch_path):
+        if path.is_symlink():
+            return _reject(
+                root, case_dir, path, "is a symbolic link; a case file must be a regular file"
+            )
+        if not path.is_file():
+            return _reject(root, case_dir, path, "missing")
+    try:
+        raw = _CaseFile.model_validate(read_toml(toml_path, display=rel_toml))
+        case = Case(
+            case_id=raw.id,
+            title=raw.title,
+            hints=raw.hints,
+            expected_category=raw.expected_category,
+        )
+    except InputError as exc:
+        return _reject(root, case_dir, toml_path, exc.message, line=exc.line, field=exc.field)
+    except ValidationError as exc:
+        err = validation_error(exc, file=rel_toml)
+        # Case names the id "case_id"; the file calls it "id".
+        field = "id" if err.field == "case_id" else err.field
+        message = err.message.replace("case_id:", "id:")
+        return _reject(root, case_dir, toml_path, message, field=field)
+    if case.case_id != case_dir.name:
+        return _reject(
+            root,
+            case_dir,
+            toml_path,
+            f"id {case.case_id!r} is not the folder name {case_dir.name!r}",
+            field="id",
+        )
+    size = patch_path.stat().st_size
+    if size > max_patch_bytes:
+        return _reject(
+            root,
+            case_dir,
+            patch_path,
+            f"{size} bytes is over the {max_patch_bytes}-byte patch limit (not read)",
+        )
+    try:
+        data = patch_path.read_bytes()
+    except OSError as exc:
+        return _reject(root, case_dir, patch_path, f"cannot read: {exc.strerror or exc}")
+    return LoadedCase(case=case, case_dir=case_dir, patch_path=patch_path, patch=data)
+
+
+def load_corpus(path: Path | str, *, max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES) -> Corpus:
+    """Load a corpus from its folder or its ``corpus.toml``.
+
+    Raises :class:`InputError` (file, field, line) when ``corpus.toml`` is
+    missing or broken — nothing can run without it. Each case folder (every
+    non-hidden folder under ``cases``) either loads or is listed in
+    ``rejected`` with its reason; one bad case never stops the others.
+    """
+    path = Path(path)
+    config_file = path if path.name == CORPUS_FILE else path / CORPUS_FILE
+    if not config_file.is_file():
+        raise InputError(f"no {CORPUS_FILE} here (is this a corpus folder?)", file=str(config_file))
+    config = load_config(config_file)
+    root = config_file.parent.resolve()
+    loaded: list[LoadedCase] = []
+    rejected: list[RejectedCase] = []
+    with os.scandir(config.cases) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        # Hidden folders and caches are tooling, not cases; plain files (a README) are notes.
+        if entry.name.startswith((".", "__")) or not (entry.is_dir() or entry.is_symlink()):
+            continue
+        case_dir = Path(entry.path)
+        if entry.is_symlink() and not case_dir.is_dir():
+            continue
+        result = load_case(case_dir, root=root, max_patch_bytes=max_patch_bytes)
+        if isinstance(result, LoadedCase):
+            loaded.append(result)
+        else:
+            rejected.append(result)
+    return Corpus(
+        root=root, config_file=config_file, config=config, cases=loaded, rejected=rejected
+    )

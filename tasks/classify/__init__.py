@@ -1,0 +1,64 @@
+"""Stage 1, classify (DESIGN §2): validate each case's patch, label its bug category, plan the run.
+
+- :func:`classify_corpus` — the whole stage in one call (the Prefect task's body).
+- :func:`validate_patch` — DESIGN §8 checks of one patch, then ``git apply --check``.
+- :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
+- :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
+
+How a patch becomes changes is documented in ``tasks/classify/_changes.py``,
+the category rules and their priority order in ``tasks/classify/_rules.py``,
+the impact rules and default globs in ``tasks/classify/_impact.py``.
+"""
+
+from tasks.classify._batch import (
+    CaseClassification,
+    ClassifyResult,
+    FileSummary,
+    classify_case,
+    classify_corpus,
+    plan_for_diff,
+)
+from tasks.classify._diff import ParsedPatch, changed_paths, parse_patch
+from tasks.classify._impact import (
+    DEFAULT_IMPACT_GLOBS,
+    CaseScope,
+    CorpusLayout,
+    ImpactClass,
+    ImpactConfig,
+    PathImpact,
+    RunPlan,
+    Stage,
+    load_impact_config,
+    plan_for_paths,
+)
+from tasks.classify._rules import RULES, CategoryDecision, Evidence, categorize
+from tasks.classify._validate import git_apply_argv, git_apply_env, validate_patch
+
+__all__ = [
+    "DEFAULT_IMPACT_GLOBS",
+    "RULES",
+    "CaseClassification",
+    "CaseScope",
+    "CategoryDecision",
+    "ClassifyResult",
+    "CorpusLayout",
+    "Evidence",
+    "FileSummary",
+    "ImpactClass",
+    "ImpactConfig",
+    "ParsedPatch",
+    "PathImpact",
+    "RunPlan",
+    "Stage",
+    "categorize",
+    "changed_paths",
+    "classify_case",
+    "classify_corpus",
+    "git_apply_argv",
+    "git_apply_env",
+    "load_impact_config",
+    "parse_patch",
+    "plan_for_diff",
+    "plan_for_paths",
+    "validate_patch",
+]

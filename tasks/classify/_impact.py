@@ -1,0 +1,401 @@
+"""PR impact: which cases and stages a pull request's changed paths call for (the run plan).
+
+Each changed path gets one impact class from globs (``[tool.bughunt.impact]``
+in ``pyproject.toml``, defaults in :data:`DEFAULT_IMPACT_GLOBS`). Classes are
+tried in the order agent, judge, corpus, pipeline, docs, and the first whose
+glob matches wins, so the specific owners beat the broad ones
+(``tasks/score/judges/x.py`` is judge, not pipeline) and docs come last
+(``tasks/README.md`` is pipeline). A path no glob matches is treated as
+pipeline: running too much is safe, silently running too little is not.
+
+What each class calls for:
+
+- agent → every case, every stage;
+- judge → every case, re-scored from recorded observations: ``classify``,
+  ``hash-corpus`` (scoring looks observations up by case hash), ``score``,
+  ``report``; no sandbox run;
+- corpus → inside one case's folder: that case only, every stage; anywhere
+  else in the evaluated corpus (its target tree, ``corpus.toml``): every case,
+  every stage; in another corpus: nothing;
+- pipeline (and unmatched) → every case, every stage;
+- docs → nothing.
+
+Several classes combine by union: the cases of all of them, the stages of
+all of them. A plan is one (cases, stages) pair, so a judge change plus one
+case change runs every stage on every case — more than needed, never less.
+
+Globs are relative to the repository root. ``*`` and ``?`` stay within one
+path segment, ``**`` spans any number of them (``docs/**``), ``[abc]`` is a
+character class, and a glob without ``/`` matches a file name at any depth
+(``*.md`` matches ``README.md`` and ``docs/x/y.md``), as in ``.gitignore``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bughunt.errors import InputError
+from corpus import read_toml
+
+
+class ImpactClass(StrEnum):
+    """What a changed path belongs to."""
+
+    AGENT = "agent"
+    JUDGE = "judge"
+    CORPUS = "corpus"
+    PIPELINE = "pipeline"
+    DOCS = "docs"
+
+
+class Stage(StrEnum):
+    """The six pipeline stages (DESIGN §2), in order."""
+
+    CLASSIFY = "classify"
+    HASH_CORPUS = "hash-corpus"
+    SANDBOX = "sandbox"
+    FLAKE_UPDATE = "flake-update"
+    SCORE = "score"
+    REPORT = "report"
+
+
+class CaseScope(StrEnum):
+    """Which cases a plan runs."""
+
+    ALL = "all"
+    LISTED = "listed"
+    NONE = "none"
+
+
+ALL_STAGES: tuple[Stage, ...] = tuple(Stage)
+RESCORE_STAGES: tuple[Stage, ...] = (Stage.CLASSIFY, Stage.HASH_CORPUS, Stage.SCORE, Stage.REPORT)
+
+DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {
+    ImpactClass.AGENT: ("corpus/*/agents/**", "corpus/*/recorded/**"),
+    ImpactClass.JUDGE: ("tasks/score/judges/**", "judges.toml"),
+    ImpactClass.CORPUS: ("corpus/*/cases/**", "corpus/*/target/**", "corpus/*/corpus.toml"),
+    ImpactClass.PIPELINE: (
+        "flows/**",
+        "tasks/**",
+        "ledger/**",
+        "bughunt/**",
+        "pyproject.toml",
+        "requirements.lock",
+        "prefect.yaml",
+    ),
+    ImpactClass.DOCS: ("docs/**", "*.md"),
+}
+"""Globs per impact class when ``pyproject.toml`` does not set them."""
+
+CLASS_ORDER: tuple[ImpactClass, ...] = tuple(ImpactClass)
+"""Precedence when a path matches globs of several classes: first wins."""
+
+DOCS_ONLY = "docs-only change: nothing to evaluate"
+
+
+# --- globs -------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob (syntax in the module docstring) to a regex over POSIX paths."""
+    anchored = "/" in pattern.strip("/") or pattern.startswith("/")
+    pattern = pattern.lstrip("/")
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
+            end = pattern.index("]", i + 2)
+            body = pattern[i + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    return re.compile(prefix + "".join(out) + r"\Z")
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether a repository-relative POSIX path matches a glob."""
+    return glob_regex(pattern).match(path) is not None
+
+
+class ImpactConfig(BaseModel):
+    """Globs per impact class (``[tool.bughunt.impact]``); a key given replaces that class's defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    agent: tuple[str, ...] = DEFAULT_IMPACT_GLOBS[ImpactClass.AGENT]
+    """Paths of the agent under test (its code, its recorded reports)."""
+    judge: tuple[str, ...] = DEFAULT_IMPACT_GLOBS[ImpactClass.JUDGE]
+    """Paths of the judge configuration: a change re-scores without a sandbox run."""
+    corpus: tuple[str, ...] = DEFAULT_IMPACT_GLOBS[ImpactClass.CORPUS]
+    """Paths of corpus cases and target trees."""
+    pipeline: tuple[str, ...] = DEFAULT_IMPACT_GLOBS[ImpactClass.PIPELINE]
+    """Paths of the pipeline itself: a change runs everything."""
+    docs: tuple[str, ...] = DEFAULT_IMPACT_GLOBS[ImpactClass.DOCS]
+    """Paths that change nothing the pipeline computes."""
+
+    def globs(self, impact: ImpactClass) -> tuple[str, ...]:
+        """The globs of one class."""
+        globs: tuple[str, ...] = getattr(self, impact.value)
+        return globs
+
+    def classify_path(self, path: str) -> tuple[ImpactClass, str | None]:
+        """A path's class and the glob that matched (``None``: unmatched, so pipeline)."""
+        for impact in CLASS_ORDER:
+            for pattern in self.globs(impact):
+                if glob_match(pattern, path):
+                    return impact, pattern
+        return ImpactClass.PIPELINE, None
+
+
+def load_impact_config(pyproject: Path | None) -> ImpactConfig:
+    """Globs from ``[tool.bughunt.impact]`` of a ``pyproject.toml``; defaults where unset.
+
+    A missing file or table gives the defaults. Raises :class:`InputError`
+    naming the file (and line, for TOML syntax) and the field for invalid
+    TOML, an unknown class name, or a value that is not a list of non-empty
+    strings.
+    """
+    if pyproject is None or not pyproject.is_file():
+        return ImpactConfig()
+    file = str(pyproject)
+    data = read_toml(pyproject, display=file)
+    table = data.get("tool", {}).get("bughunt", {}).get("impact")
+    if table is None:
+        return ImpactConfig()
+    base = "tool.bughunt.impact"
+    if not isinstance(table, dict):
+        raise InputError("must be a table of glob lists", file=file, field=base)
+    known = {c.value for c in ImpactClass}
+    values: dict[str, tuple[str, ...]] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise InputError(
+                f"unknown impact class; use one of {', '.join(sorted(known))}",
+                file=file,
+                field=f"{base}.{key}",
+            )
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise InputError(
+                f"must be a list of non-empty glob strings, got {value!r}",
+                file=file,
+                field=f"{base}.{key}",
+            )
+        values[key] = tuple(value)
+    return ImpactConfig.model_validate(values)
+
+
+# --- the plan ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusLayout:
+    """Where the evaluated corpus sits in the repository (POSIX, repository-relative)."""
+
+    root: str
+    """The corpus folder, e.g. ``corpus/demo``."""
+    cases: str
+    """Its cases folder, e.g. ``corpus/demo/cases``."""
+    case_ids: frozenset[str]
+    """Every case folder present now (loaded or rejected)."""
+
+
+class PathImpact(BaseModel):
+    """One changed path and what it calls for."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    path: str
+    """Repository-relative path."""
+    impact: ImpactClass
+    """Its class (pipeline when unmatched)."""
+    glob: str | None
+    """The glob that matched; ``None`` when none did."""
+    case_id: str | None = None
+    """The case whose folder holds it, when it is in one."""
+
+
+class RunPlan(BaseModel):
+    """Which cases and stages a run covers, and why."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    scope: CaseScope
+    """All cases, the listed ones, or none."""
+    case_ids: list[str] = Field(default_factory=list)
+    """The cases to run when ``scope`` is ``listed`` (sorted); empty otherwise."""
+    stages: list[Stage] = Field(default_factory=list)
+    """Stages to run, in pipeline order; empty when nothing runs."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why, in plain English, one line per kind of change."""
+    paths: list[PathImpact] = Field(default_factory=list)
+    """Every changed path with its class (empty for a run without a PR diff)."""
+
+    def selects(self, case_id: str) -> bool:
+        """Whether the plan runs ``case_id``."""
+        if self.scope is CaseScope.ALL:
+            return True
+        return self.scope is CaseScope.LISTED and case_id in self.case_ids
+
+    def describe(self) -> str:
+        """The plan in one sentence, e.g. ``run 2 cases (a, b): classify, ..., report``."""
+        if self.scope is CaseScope.NONE or not self.stages:
+            return "run nothing"
+        which = (
+            "every case"
+            if self.scope is CaseScope.ALL
+            else f"{len(self.case_ids)} case{'s' if len(self.case_ids) != 1 else ''} "
+            f"({', '.join(self.case_ids)})"
+        )
+        return f"run {which}: {', '.join(self.stages)}"
+
+
+def full_plan(reason: str) -> RunPlan:
+    """Every case, every stage (a nightly run, or a PR that touches everything)."""
+    return RunPlan(scope=CaseScope.ALL, stages=list(ALL_STAGES), reasons=[reason])
+
+
+def _listing(paths: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def _case_of(path: str, layout: CorpusLayout) -> str | None:
+    prefix = layout.cases.rstrip("/") + "/"
+    if not path.startswith(prefix):
+        return None
+    rest = path[len(prefix) :]
+    return rest.split("/", 1)[0] if "/" in rest else None
+
+
+def plan_for_paths(
+    paths: Iterable[str], *, impact: ImpactConfig, layout: CorpusLayout | None
+) -> RunPlan:
+    """The run plan for a PR's changed paths (rules in the module docstring).
+
+    ``layout`` places the evaluated corpus in the repository; without it a
+    corpus change cannot be pinned to one case and runs every case. An empty
+    path list runs nothing. The plan does not depend on the order of
+    ``paths``. Never raises.
+    """
+    unique = sorted(set(paths))
+    if not unique:
+        return RunPlan(
+            scope=CaseScope.NONE, reasons=["the PR diff changes no files: nothing to evaluate"]
+        )
+    impacts: list[PathImpact] = []
+    everything: list[str] = []  # reasons that call for every case, every stage
+    rescore: list[str] = []
+    listed: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
+    elsewhere: list[str] = []
+    docs: list[str] = []
+    groups: dict[str, list[str]] = {}
+
+    for path in unique:
+        cls, pattern = impact.classify_path(path)
+        case_id: str | None = None
+        if pattern is None:
+            groups.setdefault("unmatched", []).append(path)
+        elif cls is ImpactClass.DOCS:
+            docs.append(path)
+        elif cls is ImpactClass.JUDGE:
+            groups.setdefault("judge", []).append(path)
+        elif cls is ImpactClass.CORPUS and layout is None:
+            groups.setdefault("corpus-unplaced", []).append(path)
+        elif cls is ImpactClass.CORPUS and layout is not None:
+            case_id = _case_of(path, layout)
+            if case_id is not None and case_id in layout.case_ids:
+                listed.setdefault(case_id, []).append(path)
+            elif case_id is not None:
+                removed.setdefault(case_id, []).append(path)
+            elif path.startswith(layout.root.rstrip("/") + "/"):
+                groups.setdefault("corpus-wide", []).append(path)
+            else:
+                elsewhere.append(path)
+        else:
+            groups.setdefault(cls.value, []).append(path)
+        impacts.append(PathImpact(path=path, impact=cls, glob=pattern, case_id=case_id))
+
+    if groups.get("agent"):
+        everything.append(f"agent changed ({_listing(groups['agent'])}): every case, every stage")
+    if groups.get("pipeline"):
+        everything.append(
+            f"pipeline changed ({_listing(groups['pipeline'])}): every case, every stage"
+        )
+    for path in groups.get("unmatched", []):
+        everything.append(f"{path} matches no impact glob: treated as pipeline (fail safe)")
+    if groups.get("corpus-wide"):
+        everything.append(
+            f"corpus-wide file changed ({_listing(groups['corpus-wide'])}): every case, every stage"
+        )
+    if groups.get("corpus-unplaced"):
+        everything.append(
+            f"corpus changed ({_listing(groups['corpus-unplaced'])}) but the evaluated corpus "
+            "is not inside the repository, so the change cannot be pinned to a case: every case"
+        )
+    if groups.get("judge"):
+        rescore.append(
+            f"judge configuration changed ({_listing(groups['judge'])}): re-score every case "
+            "from recorded observations, no sandbox run"
+        )
+    reasons = everything + rescore
+    for case_id, case_paths in sorted(listed.items()):
+        reasons.append(f"case {case_id} changed ({_listing(case_paths)}): that case, every stage")
+    for case_id in sorted(removed):
+        reasons.append(
+            f"case {case_id} is not in the corpus (removed by this PR?): nothing to run for it"
+        )
+    if elsewhere:
+        where = layout.root if layout else "this corpus"
+        reasons.append(
+            f"change in another corpus ({_listing(elsewhere)}): nothing to run for {where}"
+        )
+
+    stages: set[Stage] = set()
+    if everything:
+        scope, stages = CaseScope.ALL, set(ALL_STAGES)
+    elif rescore:
+        scope, stages = CaseScope.ALL, set(RESCORE_STAGES)
+    else:
+        scope = CaseScope.LISTED if listed else CaseScope.NONE
+    if listed:
+        stages |= set(ALL_STAGES)
+
+    if docs:
+        only_docs = len(docs) == len(unique)
+        reasons.append(
+            DOCS_ONLY if only_docs else f"docs changed ({_listing(docs)}): no effect on the run"
+        )
+    if scope is CaseScope.NONE and not reasons:
+        reasons.append("no change affects this corpus: nothing to evaluate")
+    return RunPlan(
+        scope=scope,
+        case_ids=sorted(listed) if scope is CaseScope.LISTED else [],
+        stages=[s for s in ALL_STAGES if s in stages] if scope is not CaseScope.NONE else [],
+        reasons=reasons,
+        paths=impacts,
+    )

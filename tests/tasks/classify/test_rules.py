@@ -1,0 +1,331 @@
+"""The bug-category rules: one behaviour each, their priority, and totality on any input."""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bughunt.models import BugCategory
+from tasks.classify import categorize, parse_patch
+from tasks.classify._changes import Change, CodeLine, extract_changes, tokenize
+from tasks.classify._rules import decide
+
+
+def _decide(before: str, after: str, path: str = "m.py") -> BugCategory:
+    old = textwrap.dedent(before).splitlines(keepends=True)
+    new = textwrap.dedent(after).splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"))
+    return categorize(parse_patch(diff)).category
+
+
+def _line(before: str, after: str) -> BugCategory:
+    """Category of a one-line change inside a small function."""
+    return _decide(
+        f"def f(a, b, n, xs):\n    pre = 1\n    {before}\n    post = 2\n",
+        f"def f(a, b, n, xs):\n    pre = 1\n    {after}\n    post = 2\n",
+    )
+
+
+# --- 1. condition_removed ------------------------------------------------------
+
+
+def test_removed_guard_with_raise_is_condition_removed() -> None:
+    """Removing an `if` guard (and the raise it guarded) is condition_removed, not exception handling."""
+    before = """\
+    def apply(self, amount):
+        if self.closed:
+            raise Closed(self.name)
+        self.raw += amount
+    """
+    after = """\
+    def apply(self, amount):
+        self.raw += amount
+    """
+    assert _decide(before, after) is BugCategory.CONDITION_REMOVED
+
+
+def test_removed_guard_with_dedented_body_is_condition_removed() -> None:
+    """An `if` removed with its body dedented: the body is no change, the guard is removed."""
+    before = """\
+    def f(x):
+        if x:
+            go(x)
+        return x
+    """
+    after = """\
+    def f(x):
+        go(x)
+        return x
+    """
+    assert _decide(before, after) is BugCategory.CONDITION_REMOVED
+
+
+def test_condition_losing_a_clause_is_condition_removed() -> None:
+    """`if a and b:` → `if a:` drops a clause: condition_removed."""
+    assert _line("if a and b > 0: pass", "if a: pass") is BugCategory.CONDITION_REMOVED
+
+
+def test_adding_a_guard_is_not_condition_removed() -> None:
+    """An added `if` guard is not a removed one."""
+    assert _line("go(a)", "if a: go(a)") is not BugCategory.CONDITION_REMOVED
+
+
+# --- 2. comparison_operator ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return a < b", "return a <= b"),
+        ("if a == b: pass", "if a != b: pass"),
+        ("ok = a is None", "ok = a is not None"),
+        ("ok = a in xs", "ok = a not in xs"),
+        ("ok = a and b", "ok = a or b"),
+    ],
+)
+def test_operator_swap_is_comparison_operator(before: str, after: str) -> None:
+    """Only a comparison (or boolean connective) swapped: comparison_operator."""
+    assert _line(before, after) is BugCategory.COMPARISON_OPERATOR
+
+
+def test_operator_swap_with_operand_change_is_not_comparison() -> None:
+    """When an operand changes too, it is no longer a pure operator swap."""
+    assert _line("return a < b", "return a <= n") is not BugCategory.COMPARISON_OPERATOR
+
+
+# --- 3. off_by_one -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return xs[:n]", "return xs[:n - 1]"),
+        ("start = (a - 1) * n", "start = a * n"),
+        ("for i, x in enumerate(xs, start=1): pass", "for i, x in enumerate(xs): pass"),
+        ("for i in range(1, n): pass", "for i in range(n): pass"),
+        ("for i in range(n): pass", "for i in range(n + 1): pass"),
+        ("return xs[0]", "return xs[1]"),
+        ("limit = 10", "limit = 11"),
+    ],
+)
+def test_unit_shift_is_off_by_one(before: str, after: str) -> None:
+    """An integer moved by one, a ±1 term or a 0/1 bound added or removed: off_by_one."""
+    assert _line(before, after) is BugCategory.OFF_BY_ONE
+
+
+def test_huge_literal_is_not_a_number_to_compare() -> None:
+    """A 5000-digit literal (past int()'s digit limit) is classified without error."""
+    assert _line("limit = " + "1" * 5000, "limit = " + "1" * 4999 + "2") is BugCategory.OTHER
+
+
+def test_larger_literal_change_is_not_off_by_one() -> None:
+    """A literal moved by more than one is not an off-by-one."""
+    assert _line("limit = 10", "limit = 20") is BugCategory.OTHER
+
+
+# --- 4. exception_handling -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("except AmountError as exc: pass", "except ValueError as exc: pass"),
+        ('raise ValueError("x")', 'raise KeyError("x")'),
+        ("with suppress(KeyError): go(a)", "go(a)"),
+    ],
+)
+def test_touched_exception_lines_are_exception_handling(before: str, after: str) -> None:
+    """A changed except/raise/try line, or a dropped suppress(), is exception_handling."""
+    assert _line(before, after) is BugCategory.EXCEPTION_HANDLING
+
+
+def test_removed_reraise_is_exception_handling() -> None:
+    """Dropping a bare `raise` from an except block is exception_handling."""
+    before = """\
+    try:
+        go()
+    except Exception:
+        undo()
+        raise
+    """
+    after = """\
+    try:
+        go()
+    except Exception:
+        undo()
+    """
+    assert _decide(before, after) is BugCategory.EXCEPTION_HANDLING
+
+
+# --- 5. return_value -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return reversal_id", "return tx_id"),
+        ("return -a if b else a", "return a"),
+        ("return True", "return False"),
+        ('return "open"', 'return "closed"'),
+    ],
+)
+def test_different_returned_value_is_return_value(before: str, after: str) -> None:
+    """A return handing back a different name or constant is return_value."""
+    assert _line(before, after) is BugCategory.RETURN_VALUE
+
+
+def test_removed_early_return_is_return_value() -> None:
+    """A lone removed return statement is return_value."""
+    assert _line("return a", "") is BugCategory.RETURN_VALUE
+
+
+def test_format_detail_inside_return_is_other() -> None:
+    """Same names, only a format spec inside the returned f-string: other, not return_value."""
+    assert _line('return f"{a}.{b:02d}"', 'return f"{a}.{b}"') is BugCategory.OTHER
+
+
+# --- 6. state_mutation ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return list(self.items)", "return self.items"),
+        ("tags=set(self.tags),", "tags=self.tags,"),
+        ("self.count += 1", ""),
+        ("self.items.append(a)", ""),
+        ("self.items.append(a)", "self.items.extend(a)"),
+        ("self.total = a", "self.total = b"),
+        ("total += a", "total = a"),
+        ("", "self.cache = None"),
+    ],
+)
+def test_changed_state_is_state_mutation(before: str, after: str) -> None:
+    """A dropped copy, a removed/added store or mutator call, a changed target or operator: state_mutation."""
+    assert _line(before, after) is BugCategory.STATE_MUTATION
+
+
+def test_removed_increment_is_state_not_off_by_one() -> None:
+    """`self.n += 1` removed whole is a lost update, not an off-by-one."""
+    assert _line("self.n += 1", "") is BugCategory.STATE_MUTATION
+
+
+def test_local_value_change_is_other() -> None:
+    """A different value computed into a local variable is other (a computation, not state)."""
+    assert _line("x = a * b", "x = a + b") is BugCategory.OTHER
+
+
+# --- 7. other and edge cases ------------------------------------------------------------
+
+
+def test_whitespace_and_comment_only_change_is_other() -> None:
+    """Reindenting and editing comments changes no code: other, with no evidence."""
+    before = "def f(a):\n    x = a  # one\n    return x\n"
+    after = "def f(a):\n    x  =  a  # two\n    return x\n"
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    diff = "".join(difflib.unified_diff(old, new, fromfile="a/m.py", tofile="b/m.py"))
+    decision = categorize(parse_patch(diff))
+    assert decision.category is BugCategory.OTHER
+    assert decision.evidence is None
+
+
+def test_whole_file_additions_are_not_evidence() -> None:
+    """A patch that only adds a file (full of ifs and assignments) is other."""
+    diff = "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,3 @@\n+if x:\n+    y = 1\n+    raise E\n"
+    assert categorize(parse_patch(diff)).category is BugCategory.OTHER
+
+
+def test_priority_picks_the_earlier_rule_across_files() -> None:
+    """A patch with a state change in one file and a comparison in another is comparison_operator."""
+    diff = (
+        "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-self.n = 1\n+self.n = 2\n"
+        "--- a/b.py\n+++ b/b.py\n@@ -1 +1 @@\n-ok = a < b\n+ok = a <= b\n"
+    )
+    decision = categorize(parse_patch(diff))
+    assert decision.category is BugCategory.COMPARISON_OPERATOR
+    assert decision.evidence is not None
+    assert (decision.evidence.file, decision.evidence.line) == ("b.py", 1)
+    assert decision.evidence.removed == "ok = a < b"
+
+
+def test_c_family_syntax() -> None:
+    """C-family code: `} catch` is exception handling, `//` starts a comment, `&&` is a connective."""
+    assert (
+        _decide("x();\n} catch (IOException e) {\n", "x();\n} catch (Exception e) {\n", "A.java")
+        is BugCategory.EXCEPTION_HANDLING
+    )
+    assert _decide("if (a && b) {\n", "if (a || b) {\n", "a.c") is BugCategory.COMPARISON_OPERATOR
+    assert _decide("go(); // old\n", "go(); // new\n", "a.ts") is BugCategory.OTHER
+
+
+def test_crlf_lines_classify_like_lf_lines() -> None:
+    """CR line endings do not hide a change from the rules."""
+    diff = "--- a/m.py\r\n+++ b/m.py\r\n@@ -1 +1 @@\r\n-ok = a < b\r\n+ok = a > b\r\n"
+    assert categorize(parse_patch(diff)).category is BugCategory.COMPARISON_OPERATOR
+
+
+def test_tokenizer_merges_two_word_operators() -> None:
+    """`is not` and `not in` are single tokens; strings stay whole; comments go."""
+    assert tokenize("a is not b and c not in d # x", "python") == (
+        "a",
+        "is not",
+        "b",
+        "and",
+        "c",
+        "not in",
+        "d",
+    )
+    assert tokenize('f"{a:02d}" + "x # y"', "python") == ('f"{a:02d}"', "+", '"x # y"')
+
+
+@pytest.mark.parametrize(
+    ("removed", "added"),
+    [
+        (["x = " + " + ".join(["a"] * 200)] * 600, ["x = " + " + ".join(["b", "a"] * 100)] * 600),
+        (["a = 1", "b = 2"] * 6000, ["a = 1"] * 12000),
+        ([f"v{i} = f(a{i}, b{i})" for i in range(9000)], [f"w{i} = g({i})" for i in range(6000)]),
+    ],
+    ids=["long-repetitive-lines", "repetitive-block", "unequal-rewrite"],
+)
+def test_hostile_large_patches_classify_quickly(removed: list[str], added: list[str]) -> None:
+    """Patches near the 1 MiB limit shaped to make diffing quadratic still classify in seconds."""
+    diff = f"--- a/m.py\n+++ b/m.py\n@@ -1,{len(removed)} +1,{len(added)} @@\n" + "".join(
+        [*(f"-{line}\n" for line in removed), *(f"+{line}\n" for line in added)]
+    )
+    assert len(diff) < 1024 * 1024
+    patch = parse_patch(diff)
+    started = time.perf_counter()
+    categorize(patch)
+    assert time.perf_counter() - started < 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_rules_never_raise_on_any_line_pair(old: str, new: str) -> None:
+    """Every rule is total: any pair of lines gets a category."""
+    change = Change(
+        CodeLine("m.py", 1, old, tokenize(old, "python")) if old.strip() else None,
+        CodeLine("m.py", 1, new, tokenize(new, "c")) if new.strip() else None,
+    )
+    assert decide([change] if change.sides else []).category in set(BugCategory)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("+- "), st.text(max_size=60)), max_size=30))
+def test_any_parsed_hunk_classifies(lines: list[tuple[str, str]]) -> None:
+    """Whatever a well-formed hunk holds, categorize returns a category."""
+    body = [(kind, text.replace("\n", " ").replace("\r", " ")) for kind, text in lines]
+    old = sum(kind != "+" for kind, _ in body)
+    new = sum(kind != "-" for kind, _ in body)
+    diff = f"--- a/m.py\n+++ b/m.py\n@@ -1,{old} +1,{new} @@\n" + "".join(
+        f"{kind}{text}\n" for kind, text in body
+    )
+    patch = parse_patch(diff)
+    assert isinstance(extract_changes(patch), list)
+    assert categorize(patch).category in set(BugCategory)
