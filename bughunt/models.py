@@ -424,18 +424,26 @@ class FlakeRecord(_Row):
     """Passing executions."""
     fails: int
     """Failing executions."""
+    undecided: int = 0
+    """Executions that ended error, timeout or unknown (in ``runs``, never in passes or fails)."""
     flips: int
-    """Outcome changes between consecutive executions."""
+    """Outcome changes between consecutive decided (pass/fail) executions."""
     consecutive_consistent: int = 0
-    """Executions since the last flip."""
+    """Decided executions in the current streak of one outcome (the latest flip starts it)."""
     last_status: Status | None = None
     """Outcome of the latest execution."""
+    last_decided: Status | None = None
+    """Outcome of the latest decided (pass/fail) execution: the next one flips if it differs."""
+    last_decided_at: datetime | None = None
+    """Time of the latest decided execution."""
+    last_flip_at: datetime | None = None
+    """Time of the latest flip (the latest disagreement); null when the key never flipped."""
     first_seen: datetime
     """First execution."""
     last_seen: datetime
     """Latest execution."""
     flake_rate: float | None = None
-    """Share of executions that disagree with the majority outcome."""
+    """Share of decided executions that disagree with the majority outcome."""
     ci_low: float | None = None
     """Wilson 95% lower bound of the flake rate."""
     ci_high: float | None = None
@@ -446,6 +454,26 @@ class FlakeRecord(_Row):
     """When this row was written."""
 
 
+class StageOutput(_Row):
+    """A finished stage of a run: its output, so a re-run of the run id resumes after it."""
+
+    __table__: ClassVar[str] = "stage_outputs"
+    run_id: str
+    """Run the stage belongs to."""
+    stage: str
+    """Stage name (classify, hash-corpus, sandbox, flake-update, score, report)."""
+    inputs_hash: str
+    """Hash of the stage's inputs: a re-run with other inputs runs the stage again."""
+    payload: dict[str, Any] = Field(default_factory=dict)
+    """The stage's output (JSON), enough for the next stages."""
+    rows_written: dict[str, Any] = Field(default_factory=dict)
+    """Ledger rows written with it, per table (written in the same transaction)."""
+    duration_s: float | None = None
+    """Wall-clock seconds the stage took."""
+    recorded_at: datetime = Field(default_factory=utcnow)
+    """When the stage finished."""
+
+
 ROW_MODELS: tuple[type[_Row], ...] = (
     RunInfo,
     ManifestEntry,
@@ -454,6 +482,7 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     Verdict,
     BiasProbe,
     FlakeRecord,
+    StageOutput,
 )
 """Every model the ledger stores, in table order."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from bughunt.cli import _corpus, _hash, _ledger_cmds, _outcomes, _run
+from bughunt.cli import _corpus, _flakes, _hash, _ledger_cmds, _outcomes, _run
 
 app = typer.Typer(
     name="bughunt",
@@ -17,6 +17,7 @@ app = typer.Typer(
 _outcomes.register(app)
 _corpus.register(app)
 _hash.register(app)
+_flakes.register(app)
 _ledger_cmds.register(app)
 _run.register(app)
 

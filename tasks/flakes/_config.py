@@ -1,0 +1,61 @@
+"""Flake thresholds: ``[tool.bughunt.flakes]`` in pyproject.toml, with documented defaults."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bughunt.errors import InputError
+
+SECTION = "tool.bughunt.flakes"
+"""Where the thresholds live in pyproject.toml."""
+
+
+class FlakeThresholds(BaseModel):
+    """How much evidence each flake state needs (docs/ledger.md, "Flakes", explains why)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    min_flips: int = Field(default=2, ge=1)
+    """A disagreeing key is ``flaky`` once its outcome has flipped at least this often ..."""
+    min_runs: int = Field(default=5, ge=2)
+    """... over at least this many decided (pass/fail) executions; before that it is ``suspected``."""
+    clear_after_runs: int = Field(default=10, ge=1)
+    """A disagreeing key clears once its latest this-many decided executions agree ..."""
+    clear_after_days: int = Field(default=14, ge=1)
+    """... or once its latest decided execution is this many days after its latest flip."""
+
+
+def load_thresholds(path: str | Path | None = None) -> FlakeThresholds:
+    """Thresholds from ``[tool.bughunt.flakes]``; defaults for every key that is not set.
+
+    ``path`` is a pyproject.toml file or a folder holding one (default: the
+    current folder). A missing file or section gives the defaults. Invalid
+    TOML, an unknown key or a bad value raises :class:`InputError` naming the
+    file and the key.
+    """
+    target = Path(path) if path is not None else Path.cwd()
+    if target.is_dir():
+        target = target / "pyproject.toml"
+    if not target.exists():
+        return FlakeThresholds()
+    try:
+        data = tomllib.loads(target.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not valid TOML: {exc}", file=str(target)) from exc
+    section: Any = data.get("tool", {}).get("bughunt", {}).get("flakes", {})
+    if not isinstance(section, dict):
+        raise InputError(f"[{SECTION}] must be a table", file=str(target), field=SECTION)
+    try:
+        return FlakeThresholds.model_validate(section)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise InputError(
+            f"{first['msg']} (got {first.get('input')!r})",
+            file=str(target),
+            field=f"{SECTION}.{key}",
+        ) from exc
