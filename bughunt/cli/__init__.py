@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from bughunt.cli import _corpus, _flakes, _hash, _ledger_cmds, _outcomes, _run
+from bughunt.cli import (
+    _corpus,
+    _flakes,
+    _hash,
+    _judge,
+    _ledger_cmds,
+    _outcomes,
+    _run,
+    _simulate,
+)
 
 app = typer.Typer(
     name="bughunt",
@@ -18,6 +27,8 @@ _outcomes.register(app)
 _corpus.register(app)
 _hash.register(app)
 _flakes.register(app)
+_simulate.register(app)
+_judge.register(app)
 _ledger_cmds.register(app)
 _run.register(app)
 

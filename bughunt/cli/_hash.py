@@ -23,7 +23,8 @@ def hash_command(
     corpus: Annotated[Path, typer.Option(help="Corpus folder.")] = Path("corpus/demo"),
     ledger: LedgerOpt = None,
     record: Annotated[
-        bool, typer.Option("--record", help="Also store this manifest in the ledger (an ad-hoc run).")
+        bool,
+        typer.Option("--record", help="Also store this manifest in the ledger (an ad-hoc run)."),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:

@@ -7,7 +7,13 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.models import BugCategory, ManifestEntry
 from corpus import Corpus
 from ledger import Ledger
-from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests, hash_case, hash_corpus, hash_target
+from tasks.hash_corpus._hashing import (
+    ManifestDiff,
+    diff_manifests,
+    hash_case,
+    hash_corpus,
+    hash_target,
+)
 
 
 class CaseHash(BaseModel):

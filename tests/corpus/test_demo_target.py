@@ -61,16 +61,25 @@ def _tree(tmp_path, name, case=None):
         for extra in (["--dry-run"], []):
             proc = subprocess.run(
                 ["patch", "-p1", "--batch", "--forward", *extra, "-i", patch],
-                cwd=tree, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                cwd=tree,
+                capture_output=True,
+                text=True,
+                timeout=RUN_TIMEOUT,
             )
-            assert proc.returncode == 0, f"{case}: patch {extra} failed:\n{proc.stdout}{proc.stderr}"
+            assert proc.returncode == 0, (
+                f"{case}: patch {extra} failed:\n{proc.stdout}{proc.stderr}"
+            )
     return tree
 
 
 def _pytest(tree, *args):
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=tree, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=_env(),
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        env=_env(),
     )
 
 
@@ -132,4 +141,6 @@ def test_recorded_baseline_report_reproduces(tmp_path, case):
         assert clean.returncode != 0, f"{case}: documented miss now reproduces; update docs"
         assert "FileNotFoundError" in clean.stdout
     else:
-        assert clean.returncode == 0, f"{case}: repro fails on the clean tree\n{clean.stdout[-2000:]}"
+        assert clean.returncode == 0, (
+            f"{case}: repro fails on the clean tree\n{clean.stdout[-2000:]}"
+        )

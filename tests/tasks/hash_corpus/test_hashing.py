@@ -14,7 +14,13 @@ from typer.testing import CliRunner
 from bughunt.cli import app
 from corpus import load_corpus
 from ledger import Ledger
-from tasks.hash_corpus import diff_manifests, hash_case, hash_corpus, hash_loaded_corpus, hash_target
+from tasks.hash_corpus import (
+    diff_manifests,
+    hash_case,
+    hash_corpus,
+    hash_loaded_corpus,
+    hash_target,
+)
 
 NAMES = st.sampled_from(["a.py", "b.py", "pkg/c.py", "pkg/d.txt", "tests/test_x.py"])
 TREES = st.dictionaries(NAMES, st.binary(max_size=64), min_size=1, max_size=5)
@@ -33,7 +39,10 @@ def write_tree(root: Path, files: dict[str, bytes]) -> Path:
 def test_same_content_same_hash_anywhere(files: dict[str, bytes], mode: int, mtime: int) -> None:
     """Two copies in different folders, with other modes and mtimes, hash the same."""
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        ta, tb = write_tree(Path(a) / "one", files), write_tree(Path(b) / "elsewhere" / "two", files)
+        ta, tb = (
+            write_tree(Path(a) / "one", files),
+            write_tree(Path(b) / "elsewhere" / "two", files),
+        )
         for path in tb.rglob("*"):
             if path.is_file():
                 os.chmod(path, mode | 0o400)
@@ -65,7 +74,9 @@ def test_any_byte_change_changes_the_hash(files: dict[str, bytes], data: st.Data
 
 def test_case_hash_covers_metadata_patch_and_target(tmp_path: Path) -> None:
     """The case hash changes with its metadata, its patch, or its target; not with toml formatting."""
-    case = write_tree(tmp_path / "case", {"bug.patch": b"--- a/x\n+++ b/x\n", "case.toml": b'id = "x"\n'})
+    case = write_tree(
+        tmp_path / "case", {"bug.patch": b"--- a/x\n+++ b/x\n", "case.toml": b'id = "x"\n'}
+    )
     meta = {"case_id": "x", "title": "t", "hints": []}
     base = hash_case(meta, case, "target-1")
     (case / "case.toml").write_bytes(b'id    =   "x"   # reformatted\n')
@@ -113,7 +124,9 @@ def test_hash_command_records_and_compares(tmp_path: Path) -> None:
     runner = CliRunner()
     ledger = tmp_path / "l.duckdb"
     corpus = str(ROOT / "corpus" / "demo")
-    first = runner.invoke(app, ["hash", "--corpus", corpus, "--ledger", str(ledger), "--record", "--json"])
+    first = runner.invoke(
+        app, ["hash", "--corpus", corpus, "--ledger", str(ledger), "--record", "--json"]
+    )
     assert first.exit_code == 0, first.output
     n = Ledger(ledger).query("SELECT count(*) AS n FROM corpus_manifest")[0]["n"]
     assert n > 0

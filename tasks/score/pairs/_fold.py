@@ -1,0 +1,93 @@
+"""Fold one pair's judge calls into one verdict (the unit of evidence is the pair).
+
+Only the calls of the strategy's plan count. For each planned call, the
+recorded calls with its key (judge, order, sample index) are looked up:
+a judged answer counts (judged duplicates that disagree make the pair
+unscored — no side is picked); no judged answer is a failure. A pair with any
+failure is ``unscored`` with the reason, e.g. ``1 of 2 calls failed:
+timed_out`` — never a tie.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from bughunt.models import CallStatus, Order, Verdict, VerdictOutcome, Winner
+from tasks.score.bias import combine
+from tasks.score.bias._strategies import VOTE_A, VOTE_B, VOTE_TIE
+from tasks.score.pairs._calls import PairCall, PairInput, StrategyConfig, plan_pair
+
+_OUTCOME = {
+    VOTE_A: VerdictOutcome.CANDIDATE,
+    VOTE_B: VerdictOutcome.BASELINE,
+    VOTE_TIE: VerdictOutcome.TIE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A pair's verdict, why it is unscored (if it is), and the calls it rests on."""
+
+    outcome: VerdictOutcome
+    reason: str | None
+    calls: int
+
+
+def side_vote(order: Order, winner: Winner) -> int:
+    """The vote code (a = candidate) of a winner given in call terms."""
+    if winner is Winner.TIE:
+        return VOTE_TIE
+    candidate_won = (winner is Winner.FIRST) == (order is Order.CANDIDATE_FIRST)
+    return VOTE_A if candidate_won else VOTE_B
+
+
+def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
+    """The verdict of ``pair`` under ``config`` from its recorded calls."""
+    by_key: dict[tuple[str, Order, int], list[PairCall]] = defaultdict(list)
+    for c in pair.calls:
+        by_key[(c.judge, c.order, c.sample_index)].append(c)
+    planned = plan_pair(config, pair.case_id)
+    votes: list[int] = []
+    failures: Counter[str] = Counter()
+    conflicts: list[str] = []
+    for p in planned:
+        found = by_key.get((p.judge, p.order, p.sample_index), [])
+        answers = {
+            c.winner for c in found if c.status is CallStatus.JUDGED and c.winner is not None
+        }
+        if len(answers) > 1:
+            conflicts.append(f"{p.judge} {p.order} #{p.sample_index}")
+        elif answers:
+            votes.append(side_vote(p.order, answers.pop()))
+        elif found:
+            failures.update({str(found[-1].status)})
+        else:
+            failures.update({"missing"})
+    n = len(planned)
+    if conflicts:
+        reason = f"judged duplicates disagree: {', '.join(conflicts)}"
+        return Folded(VerdictOutcome.UNSCORED, reason, n)
+    if failures:
+        what = ", ".join(s if k == 1 else f"{s} ×{k}" for s, k in sorted(failures.items()))
+        reason = f"{failures.total()} of {n} calls failed: {what}"
+        return Folded(VerdictOutcome.UNSCORED, reason, n)
+    verdict = int(combine(config.spec(), np.array([votes], dtype=np.int8))[0])
+    return Folded(_OUTCOME[verdict], None, n)
+
+
+def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id: str) -> Verdict:
+    """The ledger row of one folded pair."""
+    return Verdict(
+        run_id=run_id,
+        case_id=pair.case_id,
+        baseline=pair.baseline,
+        candidate=pair.candidate,
+        strategy=config.strategy,
+        outcome=folded.outcome,
+        reason=folded.reason,
+        calls=folded.calls,
+        category=pair.category,
+    )

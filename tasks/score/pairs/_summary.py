@@ -1,0 +1,184 @@
+"""Scoring real report pairs (the score stage): verdicts and the candidate's win rate.
+
+The unit of evidence is the pair (DESIGN §6.4): each pair's calls are folded
+into one verdict first, so repeating calls never narrows an interval.
+
+Per pair set (and per bug category): candidate win rate over decisive pairs
+with a Wilson interval, ties and unscored pairs beside it (never folded in),
+a two-sided sign test over decisive pairs, and a length-controlled win rate
+beside the raw one. A figure resting on fewer than ten decisive pairs carries
+the flag ``few pairs``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from bughunt.models import Strategy, Verdict, VerdictOutcome
+from bughunt.stats import Interval, rate, sign_test, wilson
+from tasks.score.pairs._calls import PairInput, StrategyConfig
+from tasks.score.pairs._fold import Folded, fold_pair, verdict_row
+from tasks.score.pairs._lc import LengthControlled, length_controlled
+
+FEW_PAIRS = 10
+"""Fewer decisive pairs than this: the figures are flagged ``few pairs``."""
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class UnscoredPair(_Out):
+    """A pair without a verdict, and why."""
+
+    case_id: str
+    """Case of the pair."""
+    reason: str
+    """Why, e.g. ``1 of 2 calls failed: timed_out``."""
+
+
+class WinRate(_Out):
+    """Candidate vs baseline over a set of pairs."""
+
+    pairs: int
+    """Pairs in the set."""
+    candidate_wins: int
+    """Pairs won by the candidate."""
+    baseline_wins: int
+    """Pairs won by the baseline."""
+    ties: int
+    """Pairs judged a tie (shown, not counted in the win rate)."""
+    unscored: int
+    """Pairs without a verdict (failed calls; never ties)."""
+    decisive: int
+    """Pairs won by either side: the win rate's n."""
+    win_rate: float | None
+    """candidate_wins / decisive; ``None`` when no pair is decisive."""
+    win_rate_ci: Interval | None
+    """Wilson 95% interval over decisive pairs."""
+    sign_test_p: float | None
+    """Two-sided exact sign test over decisive pairs."""
+    length_controlled: LengthControlled
+    """Win rate at equal length (a regression estimate that reduces, not removes, length bias)."""
+    flags: list[str]
+    """Warnings about how much the figures can bear (e.g. ``few pairs``)."""
+
+
+class ScoreSummary(WinRate):
+    """The score stage's summary of one run."""
+
+    strategy: Strategy
+    """Strategy of every verdict."""
+    judges: list[str]
+    """Judges whose calls count."""
+    calls_used: int
+    """Planned judge calls the verdicts rest on (including failed ones)."""
+    calls_recorded: int
+    """Every call record given, planned or not."""
+    calls_sent: int
+    """Call records that reached a judge (not cached, at least one attempt)."""
+    requests: int
+    """Requests sent, over all attempts."""
+    unscored_pairs: list[UnscoredPair]
+    """Every unscored pair with its reason."""
+    per_category: dict[str, WinRate]
+    """The same figures per bug category (``uncategorised`` when unknown)."""
+
+
+class ScoreResult(_Out):
+    """Verdict rows for the ledger and the summary for the report."""
+
+    verdicts: list[Verdict]
+    """One per pair."""
+    summary: ScoreSummary
+    """Aggregated figures."""
+
+
+def _log_ratio(pair: PairInput) -> float:
+    return math.log2(pair.candidate_words / pair.baseline_words)
+
+
+def win_rate(
+    scored: Sequence[tuple[PairInput, Folded]], *, seed: int = 0, resamples: int = 1000
+) -> WinRate:
+    """Figures over folded pairs (one entry per pair)."""
+    counts = Counter(f.outcome for _, f in scored)
+    cw, bw = counts[VerdictOutcome.CANDIDATE], counts[VerdictOutcome.BASELINE]
+    decisive = [
+        (p, f)
+        for p, f in scored
+        if f.outcome in (VerdictOutcome.CANDIDATE, VerdictOutcome.BASELINE)
+    ]
+    lc = length_controlled(
+        [_log_ratio(p) for p, _ in decisive],
+        [f.outcome is VerdictOutcome.CANDIDATE for _, f in decisive],
+        seed=seed,
+        resamples=resamples,
+    )
+    return WinRate(
+        pairs=len(scored),
+        candidate_wins=cw,
+        baseline_wins=bw,
+        ties=counts[VerdictOutcome.TIE],
+        unscored=counts[VerdictOutcome.UNSCORED],
+        decisive=cw + bw,
+        win_rate=rate(cw, cw + bw),
+        win_rate_ci=wilson(cw, cw + bw),
+        sign_test_p=sign_test(cw, bw),
+        length_controlled=lc,
+        flags=["few pairs"] if cw + bw < FEW_PAIRS else [],
+    )
+
+
+def score_pairs(
+    pairs: Sequence[PairInput],
+    config: StrategyConfig,
+    *,
+    run_id: str,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> ScoreResult:
+    """Fold every pair under ``config`` and summarise; ``ValueError`` on a repeated case.
+
+    ``seed`` and ``resamples`` drive the length-controlled bootstrap only.
+    """
+    seen = Counter(p.case_id for p in pairs)
+    if repeated := sorted(c for c, k in seen.items() if k > 1):
+        raise ValueError(f"each case is one pair; repeated: {', '.join(repeated)}")
+    folded = [(p, fold_pair(p, config)) for p in sorted(pairs, key=lambda p: p.case_id)]
+    overall = win_rate(folded, seed=seed, resamples=resamples)
+    cats = sorted({str(p.category) if p.category else "uncategorised" for p, _ in folded})
+    per_category = {
+        c: win_rate(
+            [
+                (p, f)
+                for p, f in folded
+                if (str(p.category) if p.category else "uncategorised") == c
+            ],
+            seed=seed,
+            resamples=resamples,
+        )
+        for c in cats
+    }
+    calls = [c for p in pairs for c in p.calls]
+    summary = ScoreSummary(
+        **overall.model_dump(),
+        strategy=config.strategy,
+        judges=[j.name for j in config.judges[: config.spec().members]],
+        calls_used=sum(f.calls for _, f in folded),
+        calls_recorded=len(calls),
+        calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
+        requests=sum(c.attempts for c in calls),
+        unscored_pairs=[
+            UnscoredPair(case_id=p.case_id, reason=f.reason or "unscored")
+            for p, f in folded
+            if f.outcome is VerdictOutcome.UNSCORED
+        ],
+        per_category=per_category,
+    )
+    verdicts = [verdict_row(p, f, config, run_id) for p, f in folded]
+    return ScoreResult(verdicts=verdicts, summary=summary)
