@@ -474,6 +474,41 @@ class StageOutput(_Row):
     """When the stage finished."""
 
 
+class ReproOutcome(StrEnum):
+    """Per case and agent version: what the reproduction test showed (issue [4])."""
+
+    REPRODUCED = "reproduced"
+    NOT_REPRODUCED = "not_reproduced"
+    FLAKY = "flaky"
+    ERROR = "error"
+
+
+class Reproduction(_Row):
+    """One agent version's reproduction result on one case in one run."""
+
+    __table__: ClassVar[str] = "reproductions"
+    run_id: str
+    """Run it belongs to."""
+    case_id: str
+    """Case id."""
+    case_hash: str | None = None
+    """Content hash of the case."""
+    agent_version: str
+    """Agent version."""
+    outcome: ReproOutcome
+    """reproduced, not_reproduced, flaky or error."""
+    reason: str | None = None
+    """Why (for everything but a clean reproduction)."""
+    test_hash: str | None = None
+    """Hash of the reproduction test source."""
+    report_words: int | None = None
+    """Word count of the report."""
+    category: BugCategory | None = None
+    """Category of the case."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it was decided."""
+
+
 ROW_MODELS: tuple[type[_Row], ...] = (
     RunInfo,
     ManifestEntry,
@@ -483,6 +518,7 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     BiasProbe,
     FlakeRecord,
     StageOutput,
+    Reproduction,
 )
 """Every model the ledger stores, in table order."""
 
