@@ -1,5 +1,7 @@
 """Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
 
+from tasks.score._evidence import ReportEvidence, report_quality, words_of
+from tasks.score._stage import JudgeHealth, ScoreSettings, ScoreStageResult, score_stage
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
 from tasks.score.records import BadLine, ReadResult, read_records, record_from_dict
@@ -7,11 +9,18 @@ from tasks.score.records import BadLine, ReadResult, read_records, record_from_d
 __all__ = [
     "BadLine",
     "CaseState",
+    "JudgeHealth",
     "OutcomeSummary",
     "ReadResult",
+    "ReportEvidence",
+    "ScoreSettings",
+    "ScoreStageResult",
     "identity_of",
     "read_records",
     "record_from_dict",
     "render_summary",
+    "report_quality",
+    "score_stage",
     "summarize",
+    "words_of",
 ]

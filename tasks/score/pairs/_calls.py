@@ -117,6 +117,9 @@ class PairInput(_Frozen):
     """Bug category of the case."""
     calls: tuple[PairCall, ...] = ()
     """Every call made on this pair (any order, duplicates allowed)."""
+    unscored_reason: str | None = None
+    """Set when the pair cannot be judged at all (e.g. a report is missing or malformed):
+    the pair is ``unscored`` with this reason and no call is planned or counted."""
 
 
 @dataclass(frozen=True, slots=True)

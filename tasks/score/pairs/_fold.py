@@ -46,6 +46,8 @@ def side_vote(order: Order, winner: Winner) -> int:
 
 def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
     """The verdict of ``pair`` under ``config`` from its recorded calls."""
+    if pair.unscored_reason is not None:
+        return Folded(VerdictOutcome.UNSCORED, pair.unscored_reason, 0)
     by_key: dict[tuple[str, Order, int], list[PairCall]] = defaultdict(list)
     for c in pair.calls:
         by_key[(c.judge, c.order, c.sample_index)].append(c)

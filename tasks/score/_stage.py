@@ -1,0 +1,325 @@
+"""The score stage over one run's batch: judge every pair, fold verdicts, probe the judge.
+
+Tasks return data: the judge calls, verdicts and probe rows come back for the
+flow to write. One circuit breaker per judge per run. Calls on unchanged
+pairs are answered from the ledger's cache (read-only) unless refreshed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from bughunt.models import (
+    BiasProbe,
+    BugCategory,
+    CallStatus,
+    JudgeCall,
+    Order,
+    Strategy,
+    Verdict,
+    Winner,
+)
+from ledger import Ledger
+from tasks.score._evidence import ReportEvidence, report_quality, words_of
+from tasks.score.bias import (
+    OrderedPair,
+    ProbeItem,
+    Side,
+    position_pairs,
+    run_probes,
+    verbosity_pairs,
+)
+from tasks.score.judges import (
+    Breaker,
+    Judge,
+    JudgeRequest,
+    ReportFeatures,
+    build_prompt,
+    call_judge,
+    judge_batch,
+    load_cache,
+)
+from tasks.score.pairs import (
+    JudgeRef,
+    PairCall,
+    PairInput,
+    ScoreSummary,
+    StrategyConfig,
+    plan_pair,
+    score_pairs,
+)
+
+
+class JudgeHealth(BaseModel):
+    """How the judge fared this run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    calls_by_status: dict[str, int]
+    """Judge calls by terminal status (judged, timed_out, failed_closed, over_budget, aborted)."""
+    cache_hits: int
+    """Calls answered from the cache (no request)."""
+    calls_sent: int
+    """Calls that reached the judge."""
+    requests: int
+    """Requests (or command runs) over all attempts."""
+    degraded: bool
+    """A circuit breaker opened: the rest of that judge's calls were aborted."""
+    degraded_reason: str | None
+    """What opened it."""
+
+
+class ScoreStageResult(BaseModel):
+    """Everything the score stage produced for one run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    calls: list[JudgeCall]
+    """Every judge call, pairs and probes, failures included."""
+    verdicts: list[Verdict]
+    """One verdict per pair."""
+    summary: ScoreSummary
+    """Candidate vs baseline figures."""
+    probes: list[BiasProbe]
+    """The judge's bias probes on this run's reports."""
+    health: JudgeHealth
+    """Calls by status, cache hits, breaker."""
+
+
+@dataclass(slots=True)
+class ScoreSettings:
+    """How to judge (from the run's parameters)."""
+
+    strategy: Strategy = Strategy.SWAP
+    k: int = 5
+    seed: int = 0
+    deadline_s: float = 90.0
+    max_in_flight: int = 8
+    probe_pairs: int = 20
+    """Reports used for each of the position and verbosity probes (0: no probes)."""
+    breakers: dict[str, Breaker] = field(default_factory=dict)
+
+
+def _features(ev: ReportEvidence) -> ReportFeatures:
+    return ReportFeatures(
+        agent_version=ev.agent_version,
+        family=ev.family,
+        words=words_of(ev),
+        quality=report_quality(ev),
+    )
+
+
+def pair_requests(
+    config: StrategyConfig,
+    case_id: str,
+    candidate: ReportEvidence,
+    baseline: ReportEvidence,
+) -> list[tuple[str, JudgeRequest]]:
+    """The (judge name, request) of every call the strategy plans for one pair."""
+    assert candidate.report is not None and baseline.report is not None
+    cf, bf = _features(candidate), _features(baseline)
+    out = []
+    for planned in plan_pair(config, case_id):
+        cand_first = planned.order is Order.CANDIDATE_FIRST
+        out.append(
+            (
+                planned.judge,
+                JudgeRequest(
+                    case_id=case_id,
+                    order=planned.order,
+                    first=candidate.report if cand_first else baseline.report,
+                    second=baseline.report if cand_first else candidate.report,
+                    first_features=cf if cand_first else bf,
+                    second_features=bf if cand_first else cf,
+                    sample_index=planned.sample_index,
+                ),
+            )
+        )
+    return out
+
+
+def _unusable(candidate: ReportEvidence | None, baseline: ReportEvidence | None) -> str | None:
+    reasons = []
+    for side, ev in (("candidate", candidate), ("baseline", baseline)):
+        if ev is None:
+            reasons.append(f"{side} has no report for this case")
+        elif ev.report is None:
+            reasons.append(f"{side} report unusable: {ev.unusable_reason or 'no report'}")
+    return "; ".join(reasons) or None
+
+
+def score_stage(
+    evidence: Sequence[ReportEvidence],
+    *,
+    run_id: str,
+    baseline: str,
+    candidate: str,
+    categories: Mapping[str, BugCategory | None],
+    judges: Sequence[Judge],
+    settings: ScoreSettings,
+    ledger: Ledger | None = None,
+    refresh: bool = False,
+) -> ScoreStageResult:
+    """Judge every candidate/baseline pair of the batch and measure the judge's biases.
+
+    ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
+    pair whose reports are missing or unusable is unscored with the reason and
+    costs no call. Judge failures are failures to judge: unscored, never ties.
+    ``ledger`` (read only) answers unchanged calls from the cache unless ``refresh``.
+    """
+    config = StrategyConfig(
+        strategy=settings.strategy,
+        judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
+        k=settings.k,
+        seed=settings.seed,
+    )
+    by_name = {j.name: j for j in judges}
+    by_case: dict[str, dict[str, ReportEvidence]] = {}
+    for ev in evidence:
+        by_case.setdefault(ev.case_id, {})[ev.agent_version] = ev
+
+    requests: dict[str, list[JudgeRequest]] = {j.name: [] for j in judges}
+    pending: dict[str, PairInput] = {}
+    for case_id in sorted(by_case):
+        cand, base = by_case[case_id].get(candidate), by_case[case_id].get(baseline)
+        pair = PairInput(
+            case_id=case_id,
+            candidate=candidate,
+            baseline=baseline,
+            candidate_words=words_of(cand) if cand else 1,
+            baseline_words=words_of(base) if base else 1,
+            category=categories.get(case_id),
+            unscored_reason=_unusable(cand, base),
+        )
+        pending[case_id] = pair
+        if pair.unscored_reason is None:
+            assert cand is not None and base is not None
+            for name, request in pair_requests(config, case_id, cand, base):
+                requests[name].append(request)
+
+    calls: list[JudgeCall] = []
+    degraded_reasons: list[str] = []
+    for name, batch in requests.items():
+        breaker = settings.breakers.setdefault(name, Breaker())
+        result = judge_batch(
+            by_name[name],
+            batch,
+            run_id=run_id,
+            max_in_flight=settings.max_in_flight,
+            deadline_s=settings.deadline_s,
+            breaker=breaker,
+            cache=load_cache(ledger, name, batch, refresh=refresh),
+        )
+        calls.extend(result.calls)
+        if result.degraded:
+            degraded_reasons.append(f"{name}: {result.degraded_reason}")
+
+    per_case: dict[str, list[PairCall]] = {}
+    for call in calls:
+        per_case.setdefault(call.case_id, []).append(PairCall.from_judge_call(call))
+    pairs = [p.model_copy(update={"calls": tuple(per_case.get(c, ()))}) for c, p in pending.items()]
+    scored = score_pairs(pairs, config, run_id=run_id, seed=settings.seed)
+
+    probes: list[BiasProbe] = []
+    if settings.probe_pairs > 0:
+        probe_calls, probes = _probe(
+            judges[0], evidence, run_id=run_id, settings=settings, ledger=ledger, refresh=refresh
+        )
+        calls.extend(probe_calls)
+
+    statuses: dict[str, int] = {}
+    for call in calls:
+        statuses[call.status.value] = statuses.get(call.status.value, 0) + 1
+    health = JudgeHealth(
+        calls_by_status=dict(sorted(statuses.items())),
+        cache_hits=sum(1 for c in calls if c.cached),
+        calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
+        requests=sum(c.attempts for c in calls),
+        degraded=any(b.degraded for b in settings.breakers.values()),
+        degraded_reason="; ".join(degraded_reasons) or None,
+    )
+    return ScoreStageResult(
+        calls=calls, verdicts=scored.verdicts, summary=scored.summary, probes=probes, health=health
+    )
+
+
+def _probe(
+    judge: Judge,
+    evidence: Sequence[ReportEvidence],
+    *,
+    run_id: str,
+    settings: ScoreSettings,
+    ledger: Ledger | None,
+    refresh: bool,
+) -> tuple[list[JudgeCall], list[BiasProbe]]:
+    """Position and verbosity probes of ``judge`` on this run's own reports (cached like pairs)."""
+    usable = [ev for ev in evidence if ev.report is not None]
+    if not usable:
+        return [], []
+    quality = {(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable}
+    families = {ev.agent_version: ev.family for ev in usable}
+    reports = [ev.report for ev in usable if ev.report is not None]
+    n = settings.probe_pairs
+    pairs = [
+        *position_pairs(reports, families, n=n, seed=settings.seed),
+        *verbosity_pairs(reports, families, n=n, seed=settings.seed),
+    ]
+    requests = {
+        (pair.pair_id, side): _probe_request(
+            pair.item(side), pair.item(side.other), pair.pair_id, side, quality
+        )
+        for pair in pairs
+        for side in (Side.A, Side.B)
+    }
+    cache = load_cache(ledger, judge.name, list(requests.values()), refresh=refresh)
+    breaker = settings.breakers.setdefault(judge.name, Breaker())
+    made: list[JudgeCall] = []
+
+    def judge_fn(op: OrderedPair) -> Winner | None:
+        request = requests[(op.pair.pair_id, op.first)]
+        if op.sample_index:
+            request = request.model_copy(update={"sample_index": op.sample_index})
+        call = call_judge(
+            judge,
+            request,
+            run_id=run_id,
+            deadline_s=settings.deadline_s,
+            breaker=breaker,
+            cache=cache,
+            prompt=build_prompt(request),
+        )
+        made.append(call)
+        return call.winner if call.status is CallStatus.JUDGED else None
+
+    result = run_probes(judge_fn, pairs, judge=judge.name, seed=settings.seed)
+    return made, result.rows(run_id)
+
+
+def _probe_request(
+    first: ProbeItem,
+    second: ProbeItem,
+    pair_id: str,
+    first_side: Side,
+    quality: Mapping[tuple[str, str], float],
+) -> JudgeRequest:
+    """One probe call; both items keep the quality of the report they were made from."""
+
+    def feats(item: ProbeItem) -> ReportFeatures:
+        assert item.report is not None
+        q = quality.get((item.report.case_id, item.report.agent_version), 0.5)
+        return ReportFeatures(
+            agent_version=item.report.agent_version, family=item.family, words=item.words, quality=q
+        )
+
+    assert first.report is not None and second.report is not None
+    return JudgeRequest(
+        case_id=f"probe:{pair_id}",
+        order=Order.CANDIDATE_FIRST if first_side is Side.A else Order.BASELINE_FIRST,
+        first=first.report,
+        second=second.report,
+        first_features=feats(first),
+        second_features=feats(second),
+    )

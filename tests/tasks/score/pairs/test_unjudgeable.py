@@ -1,0 +1,24 @@
+"""A pair that cannot be judged (a missing report) is unscored with its reason, never a loss."""
+
+from __future__ import annotations
+
+from bughunt.models import VerdictOutcome
+from tasks.score.pairs import JudgeRef, PairInput, StrategyConfig, score_pairs
+
+
+def test_unjudgeable_pair_is_unscored_with_its_reason() -> None:
+    """unscored_reason makes the pair unscored, plans no call and keeps the reason."""
+    config = StrategyConfig(judges=(JudgeRef(name="sim", family="sim"),))
+    pair = PairInput(
+        case_id="c",
+        candidate="cand",
+        baseline="base",
+        candidate_words=1,
+        baseline_words=10,
+        unscored_reason="candidate report unusable: not valid JSON",
+    )
+    result = score_pairs([pair], config, run_id="r")
+    (verdict,) = result.verdicts
+    assert verdict.outcome is VerdictOutcome.UNSCORED and verdict.calls == 0
+    assert result.summary.unscored_pairs[0].reason == "candidate report unusable: not valid JSON"
+    assert result.summary.baseline_wins == 0 and result.summary.ties == 0
