@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from bughunt.errors import InputError
+from bughunt.config import load_section
 
 SECTION = "tool.bughunt.flakes"
 """Where the thresholds live in pyproject.toml."""
@@ -37,25 +35,4 @@ def load_thresholds(path: str | Path | None = None) -> FlakeThresholds:
     TOML, an unknown key or a bad value raises :class:`InputError` naming the
     file and the key.
     """
-    target = Path(path) if path is not None else Path.cwd()
-    if target.is_dir():
-        target = target / "pyproject.toml"
-    if not target.exists():
-        return FlakeThresholds()
-    try:
-        data = tomllib.loads(target.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid TOML: {exc}", file=str(target)) from exc
-    section: Any = data.get("tool", {}).get("bughunt", {}).get("flakes", {})
-    if not isinstance(section, dict):
-        raise InputError(f"[{SECTION}] must be a table", file=str(target), field=SECTION)
-    try:
-        return FlakeThresholds.model_validate(section)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
-        raise InputError(
-            f"{first['msg']} (got {first.get('input')!r})",
-            file=str(target),
-            field=f"{SECTION}.{key}",
-        ) from exc
+    return load_section(FlakeThresholds, "flakes", path)

@@ -1,6 +1,14 @@
 """Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
 
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
+from tasks.score._gate import (
+    GateDecision,
+    GateOutcome,
+    GateThresholds,
+    decide_gate,
+    load_gate_thresholds,
+    reproduction_test,
+)
 from tasks.score._stage import JudgeHealth, ScoreSettings, ScoreStageResult, score_stage
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
@@ -9,17 +17,23 @@ from tasks.score.records import BadLine, ReadResult, read_records, record_from_d
 __all__ = [
     "BadLine",
     "CaseState",
+    "GateDecision",
+    "GateOutcome",
+    "GateThresholds",
     "JudgeHealth",
     "OutcomeSummary",
     "ReadResult",
     "ReportEvidence",
     "ScoreSettings",
     "ScoreStageResult",
+    "decide_gate",
     "identity_of",
+    "load_gate_thresholds",
     "read_records",
     "record_from_dict",
     "render_summary",
     "report_quality",
+    "reproduction_test",
     "score_stage",
     "summarize",
     "words_of",

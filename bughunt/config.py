@@ -1,0 +1,67 @@
+"""Reading ``[tool.bughunt.<section>]`` tables from a pyproject.toml, in one place.
+
+Every configurable part (flake thresholds, the PR gate, impact globs, judges)
+reads its table through here, so a bad file or value is reported the same
+way everywhere: the file, the field and the offending value.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from bughunt.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def pyproject_path(path: str | Path | None = None) -> Path:
+    """``path`` itself when it is a file, else ``pyproject.toml`` in it (default: the cwd)."""
+    target = Path(path) if path is not None else Path.cwd()
+    return target / "pyproject.toml" if target.is_dir() else target
+
+
+def tool_section(section: str, path: str | Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """The ``[tool.bughunt.<section>]`` table (empty when absent) and the file it came from.
+
+    A missing file gives ``({}, None)``. Invalid TOML or a section that is not
+    a table raises :class:`InputError` naming the file (and line for syntax).
+    """
+    target = pyproject_path(path)
+    if not target.is_file():
+        return {}, None
+    try:
+        data = tomllib.loads(target.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8: {exc.reason}", file=str(target)) from exc
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(f"not valid TOML: {exc}", file=str(target), line=line) from exc
+    table: Any = data.get("tool", {}).get("bughunt", {})
+    for part in section.split("."):
+        table = table.get(part, {}) if isinstance(table, dict) else table
+    if not isinstance(table, dict):
+        raise InputError("must be a table", file=str(target), field=f"tool.bughunt.{section}")
+    return table, str(target)
+
+
+def load_section(model: type[M], section: str, path: str | Path | None = None) -> M:
+    """``model`` validated from ``[tool.bughunt.<section>]``; its defaults where unset.
+
+    An unknown key (when the model forbids extras) or a bad value raises
+    :class:`InputError` naming the file, the key and the value given.
+    """
+    table, source = tool_section(section, path)
+    try:
+        return model.model_validate(table)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise InputError(
+            f"{first['msg']} (got {first.get('input')!r})",
+            file=source,
+            field=f"tool.bughunt.{section}.{key}",
+        ) from exc
