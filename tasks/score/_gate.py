@@ -127,12 +127,18 @@ def decide_gate(
             + ". Re-run when the judge and sandbox are healthy.",
         )
     findings = []
-    if score is not None and score.sign_test_p is not None:
-        if score.baseline_wins > score.candidate_wins and score.sign_test_p < thresholds.alpha:
-            findings.append(
-                f"the judge prefers the baseline in {score.baseline_wins} of {score.decisive} "
-                f"decisive pairs (sign test p = {score.sign_test_p:.3g} < {thresholds.alpha})"
-            )
+    judged_worse = (
+        score is not None
+        and score.sign_test_p is not None
+        and score.baseline_wins > score.candidate_wins
+        and score.sign_test_p < thresholds.alpha
+    )
+    if judged_worse:
+        assert score is not None and score.sign_test_p is not None
+        findings.append(
+            f"the judge prefers the baseline in {score.baseline_wins} of {score.decisive} "
+            f"decisive pairs (sign test p = {score.sign_test_p:.3g} < {thresholds.alpha})"
+        )
     lost, won, p = reproduction_test(baseline_repro, candidate_repro)
     if p is not None and lost > won and p < thresholds.alpha:
         findings.append(
