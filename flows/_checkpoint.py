@@ -28,6 +28,7 @@ class Checkpoints:
         self.store = store
         self.run_id = run_id
         self._done: dict[tuple[str, str], StageOutput] = {}
+        self._inputs: dict[str, str] = {}
         if store.path.exists():
             table = store.query_arrow(
                 "SELECT * FROM stage_outputs WHERE run_id = ? ORDER BY recorded_at", [run_id]
@@ -39,6 +40,10 @@ class Checkpoints:
         """The checkpoint of ``stage`` with these inputs, if the run already finished it."""
         return self._done.get((stage, inputs_hash))
 
+    def inputs_of(self, stage: str) -> str | None:
+        """Inputs hash of ``stage`` in this run (chains a later stage's inputs to it)."""
+        return self._inputs.get(stage)
+
     def run(self, stage: Stage[T], inputs: Any, compute: Callable[[], T]) -> tuple[T, bool]:
         """Return the stage's result and whether it was resumed from a checkpoint.
 
@@ -46,6 +51,7 @@ class Checkpoints:
         written in one transaction.
         """
         inputs_hash = hash_json(inputs)
+        self._inputs[stage.name] = inputs_hash
         done = self.finished(stage.name, inputs_hash)
         if done is not None:
             return stage.restore(done.payload, self.store, self.run_id), True
@@ -76,13 +82,14 @@ class Stage(Generic[T]):
         name: str,
         model: type[T],
         rows: Callable[[T], Sequence[Row]] = lambda _: (),
-        payload_exclude: set[str] | None = None,
+        payload_exclude: Any = None,
         restore_rows: Callable[[dict[str, Any], Ledger, str], dict[str, Any]] | None = None,
     ) -> None:
         self.name = name
         self.model = model
         self.rows = rows
-        self._exclude = payload_exclude or set()
+        # A pydantic ``exclude`` spec: field names, or a nested mapping of them.
+        self._exclude = payload_exclude
         self._restore_rows = restore_rows
 
     def payload(self, result: T) -> dict[str, Any]:

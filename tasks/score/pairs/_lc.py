@@ -125,7 +125,8 @@ def length_controlled(
     ``log_ratio[i]`` is log₂(candidate words / baseline words) of pair i.
     Returns ``value=None`` with a note when there are fewer than
     :data:`MIN_PAIRS` pairs, when every pair has the same nonzero length ratio
-    (length and intercept cannot be told apart), when length alone separates
+    (length and intercept cannot be told apart), when equal length lies outside
+    the observed ratios (no extrapolation), when length alone separates
     wins from losses, or when the fit fails. When every pair went one way the
     rate is the raw rate (0 or 1) with no interval.
     """
@@ -148,6 +149,13 @@ def length_controlled(
         raw = float(y[0])
         note = "every decisive pair went one way: the length-controlled rate equals the raw rate"
         return LengthControlled(value=raw, ci=None, slope=None, note=note)
+    if x.min() > 0 or x.max() < 0:
+        side = "longer" if x.min() > 0 else "shorter"
+        note = (
+            f"the candidate's report is {side} in every decisive pair: predicting at equal "
+            "length would extrapolate beyond the data, so no length-controlled rate is given"
+        )
+        return LengthControlled(value=None, ci=None, slope=None, note=note)
     won, lost = x[y == 1], x[y == 0]
     if won.min() > lost.max() or won.max() < lost.min():
         note = "length separates wins from losses perfectly: the regression has no finite fit"

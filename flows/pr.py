@@ -1,0 +1,56 @@
+"""The per-PR gate flow (DESIGN §10): the PR diff decides which cases and stages run.
+
+Deployed from prefect.yaml as ``pr-check`` (no schedule; triggered from CI
+with ``prefect deployment run 'pr-check/pr-check' --param diff=...``). Its
+result carries the gate: pass (0), regression (1), review_failed (3),
+nothing_to_evaluate (0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow
+
+from bughunt.errors import InputError
+from bughunt.models import RunKind
+from flows._pipeline import RunParams, RunResult, run_pipeline
+
+__all__ = ["pr_flow"]
+
+
+@flow(name="pr-check", log_prints=False)
+def pr_flow(
+    diff: str,
+    corpus: str = "corpus/demo",
+    ledger: str | None = None,
+    out: str | None = None,
+    run_id: str | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    judge: str = "sim",
+    strategy: str = "swap",
+    repeats: int = 3,
+    workers: int | None = None,
+    refresh_judge: bool = False,
+    probe_pairs: int = 20,
+) -> RunResult:
+    """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``)."""
+    path = Path(diff)
+    if not path.is_file():
+        raise InputError("PR diff not found", file=diff)
+    params = RunParams(
+        corpus=corpus,
+        ledger=ledger,
+        out=out,
+        run_id=run_id,
+        baseline=baseline,
+        candidate=candidate,
+        judge=judge,
+        strategy=strategy,
+        repeats=repeats,
+        workers=workers,
+        refresh_judge=refresh_judge,
+        probe_pairs=probe_pairs,
+    )
+    return run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())

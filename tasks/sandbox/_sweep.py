@@ -1,0 +1,64 @@
+"""Sweeping what crashed runs left behind: containers whose owning process is gone."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import Any
+
+import requests
+from docker.errors import APIError, DockerException
+
+from tasks.sandbox._container import remove_quietly
+from tasks.sandbox._engine import connect
+from tasks.sandbox._errors import SandboxEngineError
+from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
+
+log = logging.getLogger("bughunt.sandbox")
+
+
+def _owner_alive(value: str | None) -> bool:
+    """True when the labelled owner is a live process on this host (a zombie is dead)."""
+    host, _, pid_text = (value or "").rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return True  # no /proc here: kill(0) said it lives
+
+
+def sweep(client: Any | None = None, run_id: str | None = None) -> list[str]:
+    """Remove sandbox containers left behind by crashed runs; return their short ids.
+
+    Every container labelled ``bughunt=1`` goes, except those of ``run_id``
+    (the current run) and those whose owning process is still alive on this
+    host, so two runs on one machine never remove each other's containers.
+    Call it at the start of each run.
+    """
+    client = client if client is not None else connect()
+    removed: list[str] = []
+    try:
+        found = client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+    except (APIError, requests.RequestException, DockerException) as exc:
+        raise SandboxEngineError(f"the engine could not list containers: {exc}") from exc
+    for container in found:
+        labels = container.labels or {}
+        if run_id is not None and labels.get(RUN_LABEL) == run_id:
+            continue
+        if _owner_alive(labels.get(OWNER_LABEL)):
+            continue
+        remove_quietly(container)
+        removed.append(container.short_id)
+    if removed:
+        log.info("swept %d leftover sandbox container(s): %s", len(removed), ", ".join(removed))
+    return removed

@@ -1,0 +1,65 @@
+"""Buggy and clean trees of a case, read into memory for the sandbox's workspaces.
+
+The clean tree is the corpus's target; the buggy tree is the target with the
+case's patch applied by ``git apply`` (the same tool classify's dry run uses,
+so "applies" means one thing). Both are small; they are read once per case.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bughunt.errors import InputError
+from tasks.classify import git_apply_argv, git_apply_env
+from tasks.hash_corpus._hashing import TREE_EXCLUDE
+
+Files = dict[str, bytes]
+
+
+def read_tree(root: Path) -> Files:
+    """Every regular file under ``root`` (caches excluded) by relative POSIX path.
+
+    Symlinks are refused: a tree handed to the sandbox holds only plain files.
+    """
+    files: Files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if set(rel.parts) & set(TREE_EXCLUDE):
+            continue
+        if path.is_symlink():
+            raise InputError("symlinks are not allowed in a target tree", file=str(path))
+        if path.is_file():
+            files[rel.as_posix()] = path.read_bytes()
+    return files
+
+
+def apply_patch(target: Path, patch: bytes, *, file: str, timeout_s: float = 30.0) -> Files:
+    """The target with ``patch`` applied, as files; :class:`InputError` naming ``file`` if it fails."""
+    with tempfile.TemporaryDirectory(prefix="bughunt-tree-") as tmp:
+        work = Path(tmp) / "tree"
+        shutil.copytree(target, work, ignore=shutil.ignore_patterns(*TREE_EXCLUDE), symlinks=True)
+        proc = subprocess.run(
+            git_apply_argv(check=False),
+            cwd=work,
+            input=patch,
+            capture_output=True,
+            env=git_apply_env(work),
+            timeout=timeout_s,
+            check=False,
+        )
+        if proc.returncode != 0:
+            detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise InputError(
+                "patch does not apply: "
+                + (detail[0] if detail else f"git apply exit {proc.returncode}"),
+                file=file,
+            )
+        return read_tree(work)
+
+
+def prefixed(files: Files, prefix: str) -> Files:
+    """``files`` moved under ``prefix/``."""
+    return {f"{prefix}/{name}": data for name, data in files.items()}
