@@ -10,11 +10,12 @@ from prefect import flow
 
 from bughunt.models import RunKind
 from flows._pipeline import STAGES, RunParams, RunResult, new_run_id, run_pipeline
+from flows._runner import task_runner_from_env
 
 __all__ = ["STAGES", "RunResult", "new_run_id", "nightly_flow"]
 
 
-@flow(name="nightly-judge-comparison", log_prints=False)
+@flow(name="nightly-judge-comparison", log_prints=False, task_runner=task_runner_from_env())
 def nightly_flow(
     corpus: str = "corpus/demo",
     ledger: str | None = None,
@@ -28,6 +29,7 @@ def nightly_flow(
     workers: int | None = None,
     refresh_judge: bool = False,
     probe_pairs: int = 20,
+    judges_config: str | None = None,
 ) -> RunResult:
     """Compare candidate and baseline on ``corpus``; give an existing ``run_id`` to resume it."""
     params = RunParams(
@@ -43,5 +45,6 @@ def nightly_flow(
         workers=workers,
         refresh_judge=refresh_judge,
         probe_pairs=probe_pairs,
+        judges_config=judges_config,
     )
     return run_pipeline(params, RunKind.NIGHTLY)

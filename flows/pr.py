@@ -15,11 +15,12 @@ from prefect import flow
 from bughunt.errors import InputError
 from bughunt.models import RunKind
 from flows._pipeline import RunParams, RunResult, run_pipeline
+from flows._runner import task_runner_from_env
 
 __all__ = ["pr_flow"]
 
 
-@flow(name="pr-check", log_prints=False)
+@flow(name="pr-check", log_prints=False, task_runner=task_runner_from_env())
 def pr_flow(
     diff: str,
     corpus: str = "corpus/demo",
@@ -34,6 +35,7 @@ def pr_flow(
     workers: int | None = None,
     refresh_judge: bool = False,
     probe_pairs: int = 20,
+    judges_config: str | None = None,
 ) -> RunResult:
     """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``)."""
     path = Path(diff)
@@ -52,5 +54,6 @@ def pr_flow(
         workers=workers,
         refresh_judge=refresh_judge,
         probe_pairs=probe_pairs,
+        judges_config=judges_config,
     )
     return run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())

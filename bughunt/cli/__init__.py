@@ -11,6 +11,7 @@ from bughunt.cli import (
     _judge,
     _ledger_cmds,
     _outcomes,
+    _report,
     _run,
     _simulate,
 )
@@ -29,6 +30,7 @@ _hash.register(app)
 _flakes.register(app)
 _simulate.register(app)
 _judge.register(app)
+_report.register(app)
 _ledger_cmds.register(app)
 _run.register(app)
 

@@ -55,6 +55,10 @@ RefreshOpt = Annotated[
     bool, typer.Option("--refresh-judge", help="Send every judge call again (bypass the cache).")
 ]
 ProbesOpt = Annotated[int, typer.Option(min=0, help="Reports per bias probe (0: none).")]
+JudgesOpt = Annotated[
+    Path | None,
+    typer.Option(help="TOML file with [judges.*] / [juries.*] tables (default: ./pyproject.toml)."),
+]
 
 
 def _print(result: RunResult) -> None:
@@ -113,6 +117,7 @@ def nightly(
     workers: WorkersOpt = None,
     refresh_judge: RefreshOpt = False,
     probe_pairs: ProbesOpt = 20,
+    judges_config: JudgesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
@@ -132,6 +137,7 @@ def nightly(
         workers=workers,
         refresh_judge=refresh_judge,
         probe_pairs=probe_pairs,
+        judges_config=str(judges_config) if judges_config else None,
     )
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"summary"}))
@@ -160,6 +166,7 @@ def pr(
     workers: WorkersOpt = None,
     refresh_judge: RefreshOpt = False,
     probe_pairs: ProbesOpt = 20,
+    judges_config: JudgesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed."""
@@ -180,6 +187,7 @@ def pr(
         workers=workers,
         refresh_judge=refresh_judge,
         probe_pairs=probe_pairs,
+        judges_config=str(judges_config) if judges_config else None,
     )
     if as_json:
         print_json(

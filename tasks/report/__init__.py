@@ -1,0 +1,67 @@
+"""Stage 6, report: Markdown, self-contained HTML with charts, summary.json, Prefect artifacts.
+
+Rendering is pure (a RunSummary and a History in, text out); the shells are
+:func:`write_report` (files), :func:`publish_artifacts` (Prefect) and the
+ledger readers :func:`load_summary` and :func:`load_history`.
+docs/report.md describes every section and the escaping rules.
+"""
+
+from tasks.report._artifacts import (
+    ArtifactKeys,
+    artifact_keys,
+    case_table,
+    category_table,
+    publish_artifacts,
+)
+from tasks.report._escape import MdSafe, UnsafeSvgError, md_escape, sanitize_svg
+from tasks.report._history import (
+    ConsistencyPoint,
+    FlakePoint,
+    History,
+    ReproPoint,
+    WinRatePoint,
+    load_history,
+)
+from tasks.report._model import CaseRow, RunSummary, VersionRepro
+from tasks.report._render import render_html, render_markdown
+from tasks.report._write import (
+    REPORT_STAGE,
+    ReportPaths,
+    canonical,
+    default_out_dir,
+    load_summary,
+    report_payload,
+    summary_json,
+    write_report,
+)
+
+__all__ = [
+    "REPORT_STAGE",
+    "ArtifactKeys",
+    "CaseRow",
+    "ConsistencyPoint",
+    "FlakePoint",
+    "History",
+    "MdSafe",
+    "ReportPaths",
+    "ReproPoint",
+    "RunSummary",
+    "UnsafeSvgError",
+    "VersionRepro",
+    "WinRatePoint",
+    "artifact_keys",
+    "canonical",
+    "case_table",
+    "category_table",
+    "default_out_dir",
+    "load_history",
+    "load_summary",
+    "md_escape",
+    "publish_artifacts",
+    "render_html",
+    "render_markdown",
+    "report_payload",
+    "sanitize_svg",
+    "summary_json",
+    "write_report",
+]

@@ -1,0 +1,122 @@
+"""What the report stage renders: one run's figures, gathered by the flow (DESIGN §2, stage 6).
+
+This model is the contract between the stages and the report; ``summary.json``
+is this model as JSON. Every text that came from an agent or a judge
+(``title``, ``reason``, ``rationale``, notes, disputed variants) is untrusted
+and must be escaped by every renderer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from bughunt.models import BiasProbe, BugCategory, ReproOutcome, RunKind, RunStatus, Strategy
+from bughunt.stats import Interval
+from tasks.flakes import FlakyTest
+from tasks.score._gate import GateDecision
+from tasks.score._stage import JudgeHealth
+from tasks.score.outcomes import OutcomeSummary
+from tasks.score.pairs import ScoreSummary
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class VersionRepro(_Out):
+    """Reproduction figures of one agent version over the run's cases."""
+
+    agent_version: str
+    """Agent version."""
+    family: str
+    """Its model family."""
+    cases: int
+    """Cases attempted."""
+    reproduced: int
+    """Cases reproduced."""
+    not_reproduced: int
+    """Cases decided but not reproduced."""
+    flaky: int
+    """Cases whose test is flaky: never counted as reproduced or not."""
+    error: int
+    """Cases without a decision."""
+    rate: float | None
+    """reproduced / (reproduced + not_reproduced); null when none is decided."""
+    rate_ci: Interval | None
+    """Wilson 95% interval over decided cases."""
+    rate_bounds: Interval | None
+    """The rate if every flaky case were not reproduced, and if every one were."""
+
+
+class CaseRow(_Out):
+    """One case of the run, for the per-case table."""
+
+    case_id: str
+    """Case id."""
+    category: BugCategory | None
+    """Category from classify."""
+    baseline_status: ReproOutcome
+    """Baseline's reproduction status."""
+    baseline_reason: str | None
+    """Why (untrusted text may appear here)."""
+    candidate_status: ReproOutcome
+    """Candidate's reproduction status."""
+    candidate_reason: str | None
+    """Why."""
+    baseline_title: str | None
+    """Title of the baseline's report (agent text: untrusted)."""
+    candidate_title: str | None
+    """Title of the candidate's report (agent text: untrusted)."""
+    verdict: str
+    """Judged verdict: candidate, baseline, tie or unscored."""
+    verdict_reason: str | None
+    """Why unscored, or a note."""
+
+
+class RunSummary(_Out):
+    """Everything the report shows for one run (also written as summary.json)."""
+
+    run_id: str
+    """Run id."""
+    kind: RunKind
+    """Nightly or PR."""
+    status: RunStatus
+    """Completed, or degraded (judge breaker opened, sandbox failures)."""
+    started_at: datetime
+    """When the run started."""
+    corpus: str
+    """Corpus name."""
+    corpus_hash: str | None
+    """Corpus content hash."""
+    baseline: str
+    """Baseline agent version."""
+    candidate: str
+    """Candidate agent version."""
+    judge: str
+    """Judge or jury name."""
+    strategy: Strategy
+    """Judging strategy."""
+    stages_run: list[str]
+    """Stages run (or resumed) in order."""
+    plan_reasons: list[str]
+    """Why these cases and stages (from classify's run plan)."""
+    headline: ScoreSummary | None
+    """Candidate vs baseline from the judge; null when the score stage did not judge."""
+    repro: list[VersionRepro]
+    """Reproduction figures per agent version."""
+    cases: list[CaseRow]
+    """Every planned case."""
+    rejected_cases: list[dict[str, str]]
+    """Cases rejected before running (bad patch, bad metadata): case_id and reason."""
+    outcomes: OutcomeSummary
+    """The outcome contract over the run's observations (disputed identities, unscored cases)."""
+    flaky: list[FlakyTest]
+    """Flaky or suspected test keys touched by this run."""
+    probes: list[BiasProbe]
+    """The judge's bias probes measured this run."""
+    health: JudgeHealth
+    """Judge calls by status, breaker, cache."""
+    gate: GateDecision | None = None
+    """The PR gate's decision (PR runs)."""

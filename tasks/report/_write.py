@@ -1,0 +1,133 @@
+"""The report stage's files, and a past run's summary read back from the ledger.
+
+Per run: ``report.md``, ``report.html`` and ``summary.json`` in one folder
+(default ``<ledger folder>/runs/<run id>/``). The flow stores the RunSummary
+as the payload of the ``report`` stage in ``stage_outputs``; ``load_summary``
+reads it back, so ``bughunt report`` re-renders a past run from the ledger
+alone and writes the same ``summary.json`` byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bughunt.errors import TerminalError
+from ledger import Ledger
+from tasks.report._history import History
+from tasks.report._model import RunSummary
+from tasks.report._render import render_html, render_markdown
+
+REPORT_STAGE = "report"
+"""Stage name whose ``stage_outputs`` payload is the run's RunSummary."""
+
+MD_NAME = "report.md"
+HTML_NAME = "report.html"
+JSON_NAME = "summary.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportPaths:
+    """The three files of one run's report."""
+
+    md: Path
+    html: Path
+    json: Path
+
+
+def canonical(summary: RunSummary) -> RunSummary:
+    """``summary`` with every map in key order: what a round trip through the ledger gives.
+
+    The ledger stores JSON payloads with sorted keys, so a summary read back
+    has its dicts (per category, calls by status, …) sorted. Writing the
+    canonical form makes ``summary.json`` the same bytes either way.
+    """
+    data = json.loads(json.dumps(summary.model_dump(mode="json"), sort_keys=True))
+    return RunSummary.model_validate(data)
+
+
+def summary_json(summary: RunSummary) -> str:
+    """``summary.json``: the canonical summary as ``model_dump_json(indent=2)``, newline-terminated."""
+    return canonical(summary).model_dump_json(indent=2) + "\n"
+
+
+def report_payload(summary: RunSummary) -> dict[str, Any]:
+    """The ``report`` stage's ``stage_outputs`` payload: the summary as JSON data."""
+    return summary.model_dump(mode="json")
+
+
+def default_out_dir(ledger: Ledger, run_id: str) -> Path:
+    """``<ledger folder>/runs/<run id>``: a run's outputs live beside the ledger that holds it."""
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in run_id) or "_"
+    return ledger.path.parent / "runs" / safe
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    # A reader (or a crash) never sees half a report: write beside it, then rename.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(
+    summary: RunSummary, history: History, out_dir: str | os.PathLike[str]
+) -> ReportPaths:
+    """Render and write ``report.md``, ``report.html`` and ``summary.json`` into ``out_dir``.
+
+    Creates ``out_dir`` when missing; replaces earlier files of the same
+    names, each atomically. Returns the three paths.
+    """
+    summary = canonical(summary)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = ReportPaths(md=out / MD_NAME, html=out / HTML_NAME, json=out / JSON_NAME)
+    _write_atomic(paths.md, render_markdown(summary, history))
+    _write_atomic(paths.html, render_html(summary, history))
+    _write_atomic(paths.json, summary_json(summary))
+    return paths
+
+
+def load_summary(ledger: Ledger, run_id: str | None = None) -> RunSummary:
+    """The RunSummary the ``report`` stage stored for ``run_id`` (the latest run's when ``None``).
+
+    When a run has several ``report`` rows (a resumed run), the latest counts.
+    Raises ``TerminalError`` naming the run when there is none, or when the
+    stored payload is not a valid summary. Read-only.
+    """
+    if run_id is None:
+        rows = ledger.query(
+            "SELECT run_id, payload FROM stage_outputs WHERE stage = ? "
+            "ORDER BY recorded_at DESC, run_id DESC LIMIT 1",
+            [REPORT_STAGE],
+        )
+    else:
+        rows = ledger.query(
+            "SELECT run_id, payload FROM stage_outputs WHERE stage = ? AND run_id = ? "
+            "ORDER BY recorded_at DESC LIMIT 1",
+            [REPORT_STAGE, run_id],
+        )
+    if not rows:
+        which = f"run {run_id!r}" if run_id else "any run"
+        raise TerminalError(
+            f"no report stored for {which}: the report stage has not finished there",
+            file=str(ledger.path),
+        )
+    row = rows[0]
+    try:
+        payload = row["payload"]
+        data = json.loads(payload) if isinstance(payload, str) else payload
+        return RunSummary.model_validate(data)
+    except ValueError as exc:
+        raise TerminalError(
+            f"the stored report of run {row['run_id']!r} is not a valid summary: {exc}",
+            file=str(ledger.path),
+        ) from exc

@@ -1,0 +1,122 @@
+"""The Markdown report: an exact snapshot, every section, hostile text shown as text.
+
+Regenerate the snapshot after an intended change with
+``UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/tasks/report/test_markdown.py``
+and review its diff before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+
+from bughunt.models import RunKind
+from tasks.report import History, RunSummary, md_escape, render_html, render_markdown
+from tasks.report._escape import clip
+from tasks.score import GateDecision, GateOutcome
+from tests.tasks.report.conftest import hostile_strings, make_summary
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "report.md"
+MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def test_markdown_matches_snapshot(summary: RunSummary, history: History) -> None:
+    """The fixture night renders exactly as the committed snapshot (UPDATE_SNAPSHOTS=1 rewrites it)."""
+    text = render_markdown(summary, history)
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert SNAPSHOT.read_text(encoding="utf-8") == text, (
+        "report.md changed: review, then UPDATE_SNAPSHOTS=1 to accept"
+    )
+
+
+def test_markdown_has_every_section(summary: RunSummary, history: History) -> None:
+    """Headline, per-category, cases, disputed, unscored, flaky, judge and history sections are there."""
+    text = render_markdown(summary, history)
+    headings = re.findall(r"^#{1,3} (.+)$", text, flags=re.MULTILINE)
+    for h in (
+        "Headline",
+        "Reproduction",
+        "Per category",
+        "Cases",
+        "Disputed identities",
+        "Unscored",
+        "Flaky tests",
+        "Bias probes",
+        "Health",
+        "History",
+        "Candidate win rate",
+        "Reproduction rate",
+        "Flake rate",
+        "Judge position consistency",
+    ):
+        assert h in headings
+    assert (
+        "**Candidate wins 9 of 14 decisive pairs: 64% (95% CI 39–84%), 2 ties, 2 unscored;" in text
+    )
+    assert "Length-controlled win rate: 63% (95% CI 37–100%) beside the raw 64%" in text
+    assert "Circuit breaker: **opened, the run is degraded**" in text
+
+
+def test_hostile_strings_appear_escaped(summary: RunSummary, history: History) -> None:
+    """Each hostile string of the demo's hostile report is in the Markdown in escaped form only."""
+    text = render_markdown(summary, history)
+    for s in hostile_strings():
+        assert md_escape(clip(s)) in text or md_escape(clip(s, 120)) in text, s
+    for raw in ("<script", "<img", "](javascript", "\n# SYSTEM", "\n# Verdict", "</report>"):
+        assert raw not in text
+
+
+def test_rendered_markdown_has_no_active_markup(summary: RunSummary, history: History) -> None:
+    """Parsed as CommonMark + GFM tables: no HTML, image or link, and the only headings are ours."""
+    out = MD.render(render_markdown(summary, history))
+    assert "<script" not in out and "<img" not in out and "<a " not in out
+    titles = re.findall(r"<h[1-6]>(.*?)</h[1-6]>", out)
+    assert all(not t.startswith(("SYSTEM", "Verdict")) for t in titles)
+    assert "Zero-amount posting accepted &lt;script&gt;alert(1)&lt;/script&gt;" in out
+    assert "[click](javascript:alert(1))" in out  # the link's text, shown as text
+
+
+def test_empty_history_says_so(summary: RunSummary) -> None:
+    """With no history every series says 'No history yet' instead of an empty table."""
+    text = render_markdown(summary, History())
+    assert text.count("No history yet.") == 4
+    assert "| run | date | decisive |" not in text
+
+
+def test_unjudged_run_has_no_rate(summary: RunSummary, history: History) -> None:
+    """A run the score stage did not judge says so, and no win rate or 0% is printed for it."""
+    text = render_markdown(summary.model_copy(update={"headline": None}), history)
+    assert "The judge did not score this run: there is no win rate." in text
+    assert "Candidate wins" not in text
+
+
+def test_pr_report_leads_with_the_gate(history: History) -> None:
+    """A PR run shows the gate's outcome, exit code and escaped message before the headline."""
+    gate = GateDecision(
+        outcome=GateOutcome.REVIEW_FAILED,
+        exit_code=3,
+        message="REVIEW FAILED — 2 of 18 pairs could not be judged\n# not a heading <b>",
+    )
+    text = render_markdown(make_summary(kind=RunKind.PR, gate=gate), history)
+    assert text.startswith("# bughunt PR report: pr-")
+    assert text.index("## Gate: review_failed (exit 3)") < text.index("## Headline")
+    assert (
+        "REVIEW FAILED — 2 of 18 pairs could not be judged  \n\\# not a heading &lt;b&gt;" in text
+    )
+
+
+def test_few_pairs_headline_says_so(summary: RunSummary, history: History) -> None:
+    """A headline resting on fewer than ten decisive pairs carries the spelled-out flag."""
+    assert summary.headline is not None
+    few = summary.model_copy(
+        update={"headline": summary.headline.model_copy(update={"flags": ["few pairs"]})}
+    )
+    text = render_markdown(few, history)
+    assert "> ⚠ few pairs: fewer than 10 decisive pairs, read the interval, not the point" in text
+    html = render_html(few, history)
+    assert "⚠ few pairs: fewer than 10 decisive pairs, read the interval, not the point" in html

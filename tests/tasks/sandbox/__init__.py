@@ -1,0 +1,1 @@
+"""Tests of the sandbox against the real Docker engine (and its pure helpers)."""

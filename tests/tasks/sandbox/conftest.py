@@ -1,0 +1,40 @@
+"""Fixtures for the sandbox tests: the real engine, the image built once, a run id per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tasks.sandbox import connect, ensure_image
+from tasks.sandbox._labels import LABEL, RUN_LABEL
+
+PASSING_TEST = {"test_ok.py": "def test_ok():\n    assert 1 + 1 == 2\n"}
+PYTEST = ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider")
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Any:
+    """A client of the real engine (the suite fails, never skips, without one)."""
+    return connect()
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client: Any) -> str:
+    """Tag of the sandbox image, built on first use (about a minute) and reused after."""
+    return ensure_image(docker_client).tag
+
+
+@pytest.fixture
+def run_id(docker_client: Any) -> Iterator[str]:
+    """A fresh run id; after the test, no container of that run may be left."""
+    value = f"test-{uuid.uuid4().hex[:10]}"
+    yield value
+    left = docker_client.containers.list(
+        all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={value}"]}
+    )
+    for container in left:
+        container.remove(force=True)
+    assert not left, f"containers left behind by run {value}: {[c.short_id for c in left]}"

@@ -1,0 +1,63 @@
+"""The bounded pool: input order, every item run, the first failure raised. No engine."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from bughunt.errors import InputError
+from tasks.sandbox import map_bounded
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_results_come_back_in_input_order(workers: int) -> None:
+    """Items finishing out of order still come back in input order."""
+
+    def slow_first(n: int) -> int:
+        time.sleep(0.05 if n == 0 else 0)
+        return n * n
+
+    assert map_bounded(slow_first, range(6), max_workers=workers) == [0, 1, 4, 9, 16, 25]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_item_runs_before_the_first_failure_is_raised(workers: int) -> None:
+    """One failing item neither stops the others nor hides its error."""
+    seen: list[int] = []
+
+    def fail_on_one(n: int) -> int:
+        seen.append(n)
+        if n == 1:
+            raise RuntimeError("item 1 failed")
+        return n
+
+    with pytest.raises(RuntimeError, match="item 1 failed"):
+        map_bounded(fail_on_one, range(4), max_workers=workers)
+    assert sorted(seen) == [0, 1, 2, 3]
+
+
+def test_concurrency_never_exceeds_the_bound() -> None:
+    """At most max_workers items run at once."""
+    lock = threading.Lock()
+    running = peak = 0
+
+    def track(_n: int) -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+
+    map_bounded(track, range(12), max_workers=3)
+    assert peak == 3
+
+
+def test_a_bound_below_one_is_refused() -> None:
+    """max_workers=0 raises InputError naming the field."""
+    with pytest.raises(InputError) as info:
+        map_bounded(str, [1], max_workers=0)
+    assert info.value.field == "max_workers"
