@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test lint format bench lock docs clean
+.PHONY: help install deps run test lint format bench lock docs clean
 
 help: ## List the make targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -20,10 +20,24 @@ $(STAMP): pyproject.toml requirements.lock
 
 install: $(STAMP) ## Create .venv and install the locked dependencies
 
-run: $(STAMP) ## Run the nightly flow on the demo corpus (local Prefect, .bughunt/ledger.duckdb)
+# System packages from Debian: debootstrap builds the sandbox image's base (no
+# registry is reachable), chromium renders the HTML report in its test.
+SYSTEM_TOOLS := debootstrap:debootstrap chromium:chromium git:git
+deps: ## Install the Debian packages bughunt needs (debootstrap, chromium), if missing
+	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+run: $(STAMP) deps ## Run the nightly flow on the demo corpus (local Prefect, .bughunt/ledger.duckdb)
+	$(BIN)/bughunt sandbox build
 	$(BIN)/bughunt run nightly --corpus corpus/demo
 
-test: $(STAMP) ## Run the whole test suite
+test: $(STAMP) deps ## Run the whole test suite (builds the sandbox image if missing)
+	$(BIN)/bughunt sandbox build
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff, ruff format --check, mypy (strict)

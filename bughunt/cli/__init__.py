@@ -11,8 +11,10 @@ from bughunt.cli import (
     _judge,
     _ledger_cmds,
     _outcomes,
+    _probe,
     _report,
     _run,
+    _sandbox,
     _simulate,
 )
 
@@ -31,6 +33,8 @@ _flakes.register(app)
 _simulate.register(app)
 _judge.register(app)
 _report.register(app)
+_probe.register(app)
+_sandbox.register(app)
 _ledger_cmds.register(app)
 _run.register(app)
 

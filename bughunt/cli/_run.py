@@ -33,6 +33,8 @@ def _local_prefect() -> None:
     # Offline machines: no usage analytics (its heartbeat only logs errors here).
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_UI_ENABLED", "false")
+    # The local API starts in ~5 s on an idle 2-core machine; give a busy one time.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     # The ephemeral server's shutdown can log CancelledError noise; it is not the user's concern.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 

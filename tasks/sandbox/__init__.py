@@ -21,6 +21,7 @@ from tasks.sandbox._stage import (
     SandboxSettings,
     decide_outcome,
     execution_status,
+    reproduce,
     run_sandbox,
 )
 from tasks.sandbox._sweep import sweep
@@ -48,6 +49,7 @@ __all__ = [
     "execution_status",
     "image_tag",
     "map_bounded",
+    "reproduce",
     "run_once",
     "run_sandbox",
     "run_sessions",

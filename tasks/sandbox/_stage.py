@@ -170,8 +170,59 @@ class _Job:
     clean: Files
 
 
+def reproduce(
+    report: BugReport,
+    *,
+    buggy: Files,
+    clean: Files,
+    repeats: int,
+    timeout_s: float,
+    run_id: str,
+    image: str,
+    image_id: str,
+    limits: Limits,
+    client: object,
+    case_id: str,
+    case_hash: str | None,
+    agent: str,
+) -> tuple[str, list[Observation]]:
+    """Run ``report``'s test on the buggy and the clean tree ``repeats`` times each, in one
+    container, each repeat in a fresh copy; the test's hash and one observation per execution."""
+    test = report.repro_test.encode("utf-8")
+    test_hash = sha256_bytes(test)
+    workspace = {**prefixed(buggy, "buggy"), **prefixed(clean, "clean")}
+    workspace[f"buggy/{TEST_FILE}"] = test
+    workspace[f"clean/{TEST_FILE}"] = test
+    observations: list[Observation] = []
+    with SandboxSession(
+        run_id=run_id, workspace=workspace, image=image, limits=limits, client=client
+    ) as session:
+        for tree in (Tree.BUGGY, Tree.CLEAN):
+            for repeat in range(repeats):
+                result = session.exec(
+                    ["sh", "-c", f"cd {tree.value} && {_PYTEST}"], timeout_s=timeout_s
+                )
+                observations.append(
+                    _observation(
+                        case_id,
+                        case_hash,
+                        agent,
+                        run_id,
+                        tree,
+                        repeat,
+                        result,
+                        test_hash,
+                        image_id,
+                        timeout_s,
+                    )
+                )
+    return test_hash, observations
+
+
 def _observation(
-    job: _Job,
+    case_id: str,
+    case_hash: str | None,
+    agent: str,
     run_id: str,
     tree: Tree,
     repeat: int,
@@ -186,13 +237,13 @@ def _observation(
         annotations["reason"] = why
     return Observation(
         observation_id=uuid.uuid4().hex,
-        record_id=f"{run_id}/{job.case.case_id}/{job.agent.name}/{tree.value}/{repeat}",
-        case_id=job.case.case_id,
+        record_id=f"{run_id}/{case_id}/{agent}/{tree.value}/{repeat}",
+        case_id=case_id,
         run_id=run_id,
-        agent_version=job.agent.name,
+        agent_version=agent,
         kind=f"repro:{tree.value}",
         status=status,
-        case_hash=job.case_hash,
+        case_hash=case_hash,
         annotations=annotations,
         source="sandbox",
         batch_id=run_id,
@@ -256,33 +307,21 @@ def _run_pair(
                 observations=[],
             )
         report = got
-        test = report.repro_test.encode("utf-8")
-        test_hash = sha256_bytes(test)
-        workspace = {**prefixed(job.buggy, "buggy"), **prefixed(job.clean, "clean")}
-        workspace[f"buggy/{TEST_FILE}"] = test
-        workspace[f"clean/{TEST_FILE}"] = test
-        observations: list[Observation] = []
-        with SandboxSession(
-            run_id=run_id, workspace=workspace, image=image, limits=limits, client=client
-        ) as session:
-            for tree in (Tree.BUGGY, Tree.CLEAN):
-                for repeat in range(settings.repeats):
-                    result = session.exec(
-                        ["sh", "-c", f"cd {tree.value} && {_PYTEST}"],
-                        timeout_s=settings.test_timeout_s,
-                    )
-                    observations.append(
-                        _observation(
-                            job,
-                            run_id,
-                            tree,
-                            repeat,
-                            result,
-                            test_hash,
-                            image_id,
-                            settings.test_timeout_s,
-                        )
-                    )
+        test_hash, observations = reproduce(
+            report,
+            buggy=job.buggy,
+            clean=job.clean,
+            repeats=settings.repeats,
+            timeout_s=settings.test_timeout_s,
+            run_id=run_id,
+            image=image,
+            image_id=image_id,
+            limits=limits,
+            client=client,
+            case_id=job.case.case_id,
+            case_hash=job.case_hash,
+            agent=job.agent.name,
+        )
     except SandboxEngineError as exc:
         return PairResult(
             **base,

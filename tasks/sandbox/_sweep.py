@@ -13,7 +13,7 @@ from docker.errors import APIError, DockerException
 from tasks.sandbox._container import remove_quietly
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
+from tasks.sandbox._labels import LABEL, OWNER_LABEL
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -40,10 +40,11 @@ def _owner_alive(value: str | None) -> bool:
 def sweep(client: Any | None = None, run_id: str | None = None) -> list[str]:
     """Remove sandbox containers left behind by crashed runs; return their short ids.
 
-    Every container labelled ``bughunt=1`` goes, except those of ``run_id``
-    (the current run) and those whose owning process is still alive on this
-    host, so two runs on one machine never remove each other's containers.
-    Call it at the start of each run.
+    Every container labelled ``bughunt=1`` goes, except those whose owning
+    process is still alive on this host, so two runs on one machine never
+    remove each other's containers. A crashed attempt of ``run_id`` itself is
+    swept too when that run is resumed (its owner is dead); ``run_id`` only
+    names the sweeping run in the log.
     """
     client = client if client is not None else connect()
     removed: list[str] = []
@@ -53,12 +54,15 @@ def sweep(client: Any | None = None, run_id: str | None = None) -> list[str]:
         raise SandboxEngineError(f"the engine could not list containers: {exc}") from exc
     for container in found:
         labels = container.labels or {}
-        if run_id is not None and labels.get(RUN_LABEL) == run_id:
-            continue
         if _owner_alive(labels.get(OWNER_LABEL)):
             continue
         remove_quietly(container)
         removed.append(container.short_id)
     if removed:
-        log.info("swept %d leftover sandbox container(s): %s", len(removed), ", ".join(removed))
+        log.info(
+            "run %s swept %d leftover sandbox container(s): %s",
+            run_id or "-",
+            len(removed),
+            ", ".join(removed),
+        )
     return removed

@@ -15,30 +15,19 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.models import (
     BiasProbe,
     BugCategory,
-    CallStatus,
     JudgeCall,
     Order,
     Strategy,
     Verdict,
-    Winner,
 )
 from ledger import Ledger
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
-from tasks.score.bias import (
-    OrderedPair,
-    ProbeItem,
-    Side,
-    position_pairs,
-    run_probes,
-    verbosity_pairs,
-)
+from tasks.score._probe_stage import probe_judge
 from tasks.score.judges import (
     Breaker,
     Judge,
     JudgeRequest,
     ReportFeatures,
-    build_prompt,
-    call_judge,
     judge_batch,
     load_cache,
 )
@@ -225,8 +214,16 @@ def score_stage(
 
     probes: list[BiasProbe] = []
     if settings.probe_pairs > 0:
-        probe_calls, probes = _probe(
-            judges[0], evidence, run_id=run_id, settings=settings, ledger=ledger, refresh=refresh
+        usable = [ev for ev in evidence if ev.report is not None]
+        probe_calls, probes = probe_judge(
+            judges[0],
+            [ev.report for ev in usable if ev.report is not None],
+            families={ev.agent_version: ev.family for ev in usable},
+            quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
+            run_id=run_id,
+            settings=settings,
+            ledger=ledger,
+            refresh=refresh,
         )
         calls.extend(probe_calls)
 
@@ -243,83 +240,4 @@ def score_stage(
     )
     return ScoreStageResult(
         calls=calls, verdicts=scored.verdicts, summary=scored.summary, probes=probes, health=health
-    )
-
-
-def _probe(
-    judge: Judge,
-    evidence: Sequence[ReportEvidence],
-    *,
-    run_id: str,
-    settings: ScoreSettings,
-    ledger: Ledger | None,
-    refresh: bool,
-) -> tuple[list[JudgeCall], list[BiasProbe]]:
-    """Position and verbosity probes of ``judge`` on this run's own reports (cached like pairs)."""
-    usable = [ev for ev in evidence if ev.report is not None]
-    if not usable:
-        return [], []
-    quality = {(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable}
-    families = {ev.agent_version: ev.family for ev in usable}
-    reports = [ev.report for ev in usable if ev.report is not None]
-    n = settings.probe_pairs
-    pairs = [
-        *position_pairs(reports, families, n=n, seed=settings.seed),
-        *verbosity_pairs(reports, families, n=n, seed=settings.seed),
-    ]
-    requests = {
-        (pair.pair_id, side): _probe_request(
-            pair.item(side), pair.item(side.other), pair.pair_id, side, quality
-        )
-        for pair in pairs
-        for side in (Side.A, Side.B)
-    }
-    cache = load_cache(ledger, judge.name, list(requests.values()), refresh=refresh)
-    breaker = settings.breakers.setdefault(judge.name, Breaker())
-    made: list[JudgeCall] = []
-
-    def judge_fn(op: OrderedPair) -> Winner | None:
-        request = requests[(op.pair.pair_id, op.first)]
-        if op.sample_index:
-            request = request.model_copy(update={"sample_index": op.sample_index})
-        call = call_judge(
-            judge,
-            request,
-            run_id=run_id,
-            deadline_s=settings.deadline_s,
-            breaker=breaker,
-            cache=cache,
-            prompt=build_prompt(request),
-        )
-        made.append(call)
-        return call.winner if call.status is CallStatus.JUDGED else None
-
-    result = run_probes(judge_fn, pairs, judge=judge.name, seed=settings.seed)
-    return made, result.rows(run_id)
-
-
-def _probe_request(
-    first: ProbeItem,
-    second: ProbeItem,
-    pair_id: str,
-    first_side: Side,
-    quality: Mapping[tuple[str, str], float],
-) -> JudgeRequest:
-    """One probe call; both items keep the quality of the report they were made from."""
-
-    def feats(item: ProbeItem) -> ReportFeatures:
-        assert item.report is not None
-        q = quality.get((item.report.case_id, item.report.agent_version), 0.5)
-        return ReportFeatures(
-            agent_version=item.report.agent_version, family=item.family, words=item.words, quality=q
-        )
-
-    assert first.report is not None and second.report is not None
-    return JudgeRequest(
-        case_id=f"probe:{pair_id}",
-        order=Order.CANDIDATE_FIRST if first_side is Side.A else Order.BASELINE_FIRST,
-        first=first.report,
-        second=second.report,
-        first_features=feats(first),
-        second_features=feats(second),
     )

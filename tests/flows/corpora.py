@@ -13,14 +13,20 @@ DEMO = ROOT / "corpus" / "demo"
 
 
 def mini_corpus(
-    dest: Path,
+    repo: Path,
     cases: Sequence[str],
     *,
     extra_agents: str = "",
     pairing: tuple[str, str] | None = None,
 ) -> Path:
-    """A copy of the demo corpus with only ``cases``, optional extra agent tables and pairing."""
+    """``repo/corpus/demo``: the demo corpus with only ``cases`` (optional extra agents, pairing).
+
+    ``repo`` gets the project's pyproject.toml, so PR diffs map to impact classes
+    by the same repo-relative paths as in this repository.
+    """
+    dest = repo / "corpus" / "demo"
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
     for case in (dest / "cases").iterdir():
         if case.name not in cases:
             shutil.rmtree(case)

@@ -1,0 +1,112 @@
+"""Where the stage tasks run: the flows' task runner and how a stage is handed to it (DESIGN §10).
+
+By default a flow uses Prefect's thread-pool task runner in its own process.
+``BUGHUNT_TASK_RUNNER=dask`` switches to prefect-dask's ``DaskTaskRunner``:
+a local cluster of ``BUGHUNT_DASK_WORKERS`` worker processes (default 2), or
+the existing scheduler at ``BUGHUNT_DASK_ADDRESS`` (``tcp://host:8786``).
+
+A task called plainly inside a flow (``task(...)``) runs in the flow's own
+thread whatever the task runner is; only ``task.submit`` goes through it.
+:func:`run_stage` submits and waits, so the stages stay sequential and the
+flow process stays the only ledger writer (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, ParamSpec, TypeVar
+
+from prefect import Task
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+
+from bughunt.errors import InputError
+
+__all__ = [
+    "DASK_ADDRESS_ENV",
+    "DASK_WORKERS_ENV",
+    "TASK_RUNNER_ENV",
+    "RunnerKind",
+    "dask_task_runner",
+    "run_stage",
+    "task_runner_from_env",
+]
+
+TASK_RUNNER_ENV = "BUGHUNT_TASK_RUNNER"
+"""Environment variable choosing the task runner (:class:`RunnerKind`)."""
+DASK_ADDRESS_ENV = "BUGHUNT_DASK_ADDRESS"
+"""Environment variable naming an existing Dask scheduler to use."""
+DASK_WORKERS_ENV = "BUGHUNT_DASK_WORKERS"
+"""Environment variable: worker processes of the local Dask cluster."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class RunnerKind(StrEnum):
+    """The task runners a flow can use."""
+
+    THREADS = "threads"
+    DASK = "dask"
+
+
+def dask_task_runner(address: str | None = None, n_workers: int = 2) -> TaskRunner[Any]:
+    """A ``DaskTaskRunner`` on ``address``, or on a new local cluster of ``n_workers`` processes.
+
+    Raises :class:`ValueError` when ``n_workers`` is below 1.
+    """
+    from prefect_dask.task_runners import DaskTaskRunner  # late: only Dask runs need it
+
+    if address:
+        runner: TaskRunner[Any] = DaskTaskRunner(address=address)
+        return runner
+    if n_workers < 1:
+        raise ValueError(f"a Dask cluster needs at least one worker, not {n_workers}")
+    runner = DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": n_workers,
+            "processes": True,
+            # One stage task at a time per worker; the sandbox stage has its own pool.
+            "threads_per_worker": 1,
+            # No dashboard: it would take port 8787 and clash between runs.
+            "dashboard_address": None,
+        }
+    )
+    return runner
+
+
+def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner[Any]:
+    """The task runner ``BUGHUNT_TASK_RUNNER`` asks for (default: threads).
+
+    Raises :class:`InputError` (naming the variable) for an unknown runner or
+    a ``BUGHUNT_DASK_WORKERS`` that is not a positive integer.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(TASK_RUNNER_ENV, "").strip().lower() or RunnerKind.THREADS.value
+    try:
+        kind = RunnerKind(raw)
+    except ValueError:
+        known = ", ".join(k.value for k in RunnerKind)
+        raise InputError(
+            f"unknown task runner {raw!r}; use one of: {known}", field=TASK_RUNNER_ENV
+        ) from None
+    if kind is RunnerKind.THREADS:
+        return ThreadPoolTaskRunner()
+    workers_raw = env.get(DASK_WORKERS_ENV, "").strip() or "2"
+    if not workers_raw.isdigit() or int(workers_raw) < 1:
+        raise InputError(
+            f"{DASK_WORKERS_ENV} must be a positive integer, not {workers_raw!r}",
+            field=DASK_WORKERS_ENV,
+        )
+    return dask_task_runner(
+        address=env.get(DASK_ADDRESS_ENV, "").strip() or None, n_workers=int(workers_raw)
+    )
+
+
+def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run one stage task on the current flow's task runner and return its result.
+
+    The task's own exception is raised here when it fails (after its retries).
+    """
+    return task.submit(*args, **kwargs).result()

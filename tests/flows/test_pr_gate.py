@@ -1,0 +1,103 @@
+"""Each gate outcome from a scenario built for it (PR flow on small corpora, real Docker and DuckDB)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bughunt.models import ReproOutcome
+from flows import pr_flow
+from tasks.score import GateOutcome
+from tests.flows.corpora import broken_reports, case_diff, copied_reports, mini_corpus, path_diff
+from tests.tasks.score.judges.openai_server import OpenAIServer, error
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+SEVEN = [
+    "cmp-withdraw-exact-balance",
+    "cmp-period-end-inclusive",
+    "cond-zero-amount-posting",
+    "exc-rollback-wrong-exception",
+    "ret-credit-balance-sign",
+    "state-entries-alias",
+    "state-next-id",
+]
+
+
+def run_pr(tmp_path: Path, corpus: Path, diff: bytes, **kw: object):  # type: ignore[no-untyped-def]
+    diff_file = tmp_path / "pr.diff"
+    diff_file.write_bytes(diff)
+    return pr_flow(
+        diff=str(diff_file),
+        corpus=str(corpus),
+        ledger=str(tmp_path / "l.duckdb"),
+        out=str(tmp_path / "out"),
+        repeats=1,
+        probe_pairs=0,
+        **kw,
+    )
+
+
+def test_docs_only_change_is_nothing_to_evaluate(tmp_path: Path) -> None:
+    """A PR touching only docs runs nothing past classify and exits 0."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN[:1])
+    result = run_pr(tmp_path, corpus, path_diff("docs/operations.md"))
+    gate = result.summary.gate
+    assert (
+        gate is not None and gate.outcome is GateOutcome.NOTHING_TO_EVALUATE and gate.exit_code == 0
+    )
+    assert "sandbox" in result.stages_skipped and "score" in result.stages_skipped
+
+
+def test_same_reports_pass(tmp_path: Path) -> None:
+    """The baseline's own reports under another name: the gate passes (exit 0)."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN[:2], pairing=("baseline-recorded", "baseline-copy"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + copied_reports(corpus)
+    )
+    result = run_pr(tmp_path, corpus, case_diff(SEVEN[0]))
+    gate = result.summary.gate
+    assert gate is not None and gate.outcome is GateOutcome.PASS and gate.exit_code == 0
+    assert [c.case_id for c in result.summary.cases] == [SEVEN[0]]  # the plan: that case only
+
+
+def test_reports_that_reproduce_nothing_are_a_regression(tmp_path: Path) -> None:
+    """A candidate whose tests reproduce none of seven bugs the baseline reproduces: regression (exit 1)."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN, pairing=("baseline-recorded", "broken"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
+    )
+    result = run_pr(tmp_path, corpus, path_diff("corpus/demo/agents/baseline/agent.py"))
+    gate = result.summary.gate
+    assert gate is not None and gate.outcome is GateOutcome.REGRESSION and gate.exit_code == 1
+    assert all(c.candidate_status is ReproOutcome.NOT_REPRODUCED for c in result.summary.cases)
+    assert "stops reproducing 7 bugs" in gate.message
+
+
+def test_failing_judge_is_review_failed_not_regression(tmp_path: Path) -> None:
+    """A judge endpoint that only fails: review_failed (exit 3), said to be a failure to review."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN[:2], pairing=("baseline-recorded", "baseline-copy"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + copied_reports(corpus)
+    )
+    with OpenAIServer() as server:
+        server.fallback = error(500, "down", type_="server_error")
+        config = tmp_path / "judges.toml"
+        config.write_text(
+            f'[judges.down]\nbackend = "openai"\nfamily = "x"\nmodel = "m"\n'
+            f'base_url = "{server.base_url}"\napi_key_env = ""\n'
+        )
+        result = run_pr(
+            tmp_path,
+            corpus,
+            path_diff("corpus/demo/agents/baseline/agent.py"),
+            judge="down",
+            judges_config=str(config),
+        )
+        assert server.count > 0
+    gate = result.summary.gate
+    assert gate is not None and gate.outcome is GateOutcome.REVIEW_FAILED and gate.exit_code == 3
+    assert "not a finding that the change regresses" in gate.message
+    h = result.summary.headline
+    assert h is not None and h.candidate_wins == h.baseline_wins == h.ties == 0
