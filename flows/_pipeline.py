@@ -375,7 +375,6 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         case_ids=case_ids,
         categories=categories,
         sandbox=sandbox,
-        observations=observations,
         reproductions=flake_out.reproductions,
         flakes=flake_out.flakes,
         score=score,

@@ -14,6 +14,7 @@ from bughunt.models import (
     ReproOutcome,
     RunKind,
     RunStatus,
+    Status,
     Strategy,
     Verdict,
 )
@@ -23,6 +24,33 @@ from tasks.flakes import flaky_keys
 from tasks.report import CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
 from tasks.score import GateDecision, ScoreStageResult, summarize
+
+
+_AS_STATUS = {
+    ReproOutcome.REPRODUCED: Status.PASS,
+    ReproOutcome.NOT_REPRODUCED: Status.FAIL,
+    ReproOutcome.FLAKY: Status.UNKNOWN,  # flaky is never a pass or a fail (DESIGN §5)
+    ReproOutcome.ERROR: Status.ERROR,
+}
+
+
+def reproduction_records(reproductions: Sequence[Reproduction]) -> list[Observation]:
+    """One outcome record per case and version (pass = reproduced), for the outcome contract."""
+    return [
+        Observation(
+            observation_id=f"{r.run_id}/{r.case_id}/{r.agent_version}",
+            case_id=r.case_id,
+            run_id=r.run_id,
+            agent_version=r.agent_version,
+            kind="reproduction",
+            status=_AS_STATUS[r.outcome],
+            case_hash=r.case_hash,
+            note=r.reason,
+            source="sandbox",
+            ingested_at=r.created_at,
+        )
+        for r in reproductions
+    ]
 
 
 def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) -> VersionRepro:
@@ -104,7 +132,6 @@ def build_summary(
     case_ids: Sequence[str],
     categories: Mapping[str, BugCategory | None],
     sandbox: SandboxResult | None,
-    observations: Sequence[Observation],
     reproductions: Sequence[Reproduction],
     flakes: Sequence[FlakeRecord],
     score: ScoreStageResult | None,
@@ -150,7 +177,7 @@ def build_summary(
             candidate.name,
         ),
         rejected_cases=[{"case_id": r.case_id, "reason": r.describe()} for r in classify.rejected],
-        outcomes=summarize(observations),
+        outcomes=summarize(reproduction_records(reproductions)),
         flaky=flaky_keys(flakes),
         probes=score.probes if score else [],
         health=health,

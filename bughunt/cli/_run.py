@@ -84,8 +84,12 @@ def _print(result: RunResult) -> None:
             f"{s.candidate} vs {s.baseline}: candidate wins {h.candidate_wins} of {h.decisive} "
             f"decisive pairs = {rate}; {h.ties} ties, {h.unscored} unscored; {p}{flags}"
         )
-        if h.length_controlled.value is not None:
-            typer.echo(f"length-controlled win rate: {h.length_controlled.value:.0%}")
+        lc = h.length_controlled
+        typer.echo(
+            f"length-controlled win rate: {lc.value:.0%}"
+            if lc.value is not None
+            else f"length-controlled win rate: none — {lc.note}"
+        )
     for v in s.repro:
         rate = f"{v.rate:.0%}" if v.rate is not None else "none"
         ci = f" (95% CI {v.rate_ci[0]:.0%}–{v.rate_ci[1]:.0%})" if v.rate_ci else ""
