@@ -25,7 +25,6 @@ from tasks.report import CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
 from tasks.score import GateDecision, ScoreStageResult, summarize
 
-
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
     ReproOutcome.NOT_REPRODUCED: Status.FAIL,
