@@ -33,6 +33,7 @@ from bughunt.models import (
 )
 from corpus import load_corpus
 from flows._checkpoint import Checkpoints, Stage
+from flows._runner import run_stage
 from flows._summary import build_summary
 from flows._tasks import classify_task, flake_task, hash_task, sandbox_task, score_task
 from ledger import Ledger, arrow_to_rows
@@ -246,7 +247,9 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         corpus.config.agents, params.candidate or corpus.config.pairing.candidate, "candidate", file
     )
     judges_cfg = load_judges(Path(params.judges_config) if params.judges_config else None)
-    judges = [build_judge(c) for c in judges_cfg.resolve(params.judge)]
+    judge_configs = judges_cfg.resolve(params.judge)
+    for config in judge_configs:  # fail now on a missing key or bad config, not mid-run
+        build_judge(config)
     info: dict[str, Any] = {
         "run_id": run_id,
         "kind": kind,
@@ -270,7 +273,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     classify: ClassifyResult = stage(
         Stage("classify", ClassifyResult),
         {"corpus": str(corpus.root), "diff": diff_hash},
-        lambda: classify_task(corpus, pr_diff),
+        lambda: run_stage(classify_task, corpus, pr_diff),
     )
     plan = classify.plan
     wanted = {s.value for s in plan.stages}
@@ -282,7 +285,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     hashed: HashResult = stage(
         specs["hash-corpus"],
         {"classify": checkpoints.inputs_of("classify")},
-        lambda: hash_task(corpus, prev, prev_run),
+        lambda: run_stage(hash_task, corpus, prev, prev_run),
     )
     case_hashes = hashed.hashes()
 
@@ -301,8 +304,8 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 "agents": [baseline.name, candidate.name],
                 "settings": settings.model_dump(mode="json"),
             },
-            lambda: sandbox_task(
-                corpus, case_ids, [baseline, candidate], case_hashes, run_id, settings
+            lambda: run_stage(
+                sandbox_task, corpus, case_ids, [baseline, candidate], case_hashes, run_id, settings
             ),
         )
         observations = sandbox.observations()
@@ -330,13 +333,14 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 "refresh": params.refresh_judge,
                 "probes": params.probe_pairs,
             },
-            lambda: score_task(
+            lambda: run_stage(
+                score_task,
                 evidence,
                 run_id,
                 baseline.name,
                 candidate.name,
                 categories,
-                judges,
+                judge_configs,
                 settings_s,
                 store,
                 params.refresh_judge,
@@ -419,7 +423,7 @@ def _flake_stage(
     run_id: str,
     categories: dict[str, BugCategory | None],
 ) -> FlakeOutput:
-    flakes = flake_task(store, observations, run_id)
+    flakes = run_stage(flake_task, store, observations, run_id)
     hashes = {o.case_hash for o in observations if o.case_hash}
     # The current state of every key this run touched: earlier rows, then this run's.
     known = {record_key(f): f for f in current_flakes(store, hashes)} if hashes else {}

@@ -24,7 +24,7 @@ from tasks.flakes import flake_update
 from tasks.hash_corpus import HashResult, hash_loaded_corpus
 from tasks.sandbox import SandboxResult, SandboxSettings, run_sandbox
 from tasks.score import ReportEvidence, ScoreSettings, ScoreStageResult, score_stage
-from tasks.score.judges import Judge
+from tasks.score.judges import JudgeConfig, build_judge
 
 
 def transient_only(task: Any, task_run: Any, state: Any) -> bool:
@@ -121,19 +121,23 @@ def score_task(
     baseline: str,
     candidate: str,
     categories: dict[str, BugCategory | None],
-    judges: Sequence[Judge],
+    judges: Sequence[JudgeConfig],
     settings: ScoreSettings,
     ledger: Ledger,
     refresh: bool,
 ) -> ScoreStageResult:
-    """Stage 5: judge every pair, fold verdicts, probe the judge."""
+    """Stage 5: judge every pair, fold verdicts, probe the judge.
+
+    Judges travel as their configuration and are built here: a backend holds
+    locks and HTTP clients that cannot be sent to another process (Dask).
+    """
     return score_stage(
         evidence,
         run_id=run_id,
         baseline=baseline,
         candidate=candidate,
         categories=categories,
-        judges=judges,
+        judges=[build_judge(c) for c in judges],
         settings=settings,
         ledger=ledger,
         refresh=refresh,

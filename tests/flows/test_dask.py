@@ -1,0 +1,135 @@
+"""The same flows on prefect-dask's DaskTaskRunner: a local cluster of worker processes (DESIGN §10)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from distributed import Client, LocalCluster, get_task_stream
+from prefect.task_runners import ThreadPoolTaskRunner
+from prefect_dask.task_runners import DaskTaskRunner
+
+from bughunt.errors import InputError
+from flows._runner import dask_task_runner, task_runner_from_env
+from flows.nightly import STAGES, nightly_flow
+from flows.pr import pr_flow
+from ledger import Ledger
+from tests.flows.minicorpus import build_minicorpus
+
+STAGE_FUNCTIONS = {"classify_task", "hash_task", "sandbox_task", "flake_task", "score_task"}
+"""The stage tasks' function names: the prefix of their Dask task keys."""
+
+
+def _run_rows(store: Ledger, run_id: str) -> dict[str, Any]:
+    """What the ledger holds for one run: its statuses, observed cases, verdict count."""
+    statuses = [
+        r["status"]
+        for r in store.query(
+            "SELECT status FROM runs WHERE run_id = ? ORDER BY recorded_at", [run_id]
+        )
+    ]
+    cases = {
+        r["case_id"]
+        for r in store.query("SELECT case_id FROM observations WHERE run_id = ?", [run_id])
+    }
+    verdicts = store.query("SELECT count(*) AS n FROM verdicts WHERE run_id = ?", [run_id])[0]["n"]
+    return {"statuses": statuses, "cases": cases, "verdicts": verdicts}
+
+
+def test_default_task_runner_is_threads() -> None:
+    """Without BUGHUNT_TASK_RUNNER the flows keep Prefect's thread-pool runner."""
+    assert isinstance(task_runner_from_env({}), ThreadPoolTaskRunner)
+
+
+def test_dask_switch_builds_a_local_process_cluster() -> None:
+    """BUGHUNT_TASK_RUNNER=dask gives a DaskTaskRunner on a local cluster of worker processes."""
+    runner = task_runner_from_env({"BUGHUNT_TASK_RUNNER": "Dask", "BUGHUNT_DASK_WORKERS": "3"})
+    assert isinstance(runner, DaskTaskRunner)
+    assert runner.address is None
+    assert runner.cluster_kwargs["n_workers"] == 3
+    assert runner.cluster_kwargs["processes"] is True
+
+
+def test_dask_switch_connects_to_a_given_scheduler() -> None:
+    """BUGHUNT_DASK_ADDRESS points the runner at an existing scheduler instead of a new cluster."""
+    runner = task_runner_from_env(
+        {"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_ADDRESS": "tcp://10.0.0.5:8786"}
+    )
+    assert isinstance(runner, DaskTaskRunner)
+    assert runner.address == "tcp://10.0.0.5:8786"
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"BUGHUNT_TASK_RUNNER": "ray"},
+        {"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_WORKERS": "0"},
+        {"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_WORKERS": "two"},
+    ],
+)
+def test_bad_task_runner_settings_are_refused(environ: dict[str, str]) -> None:
+    """An unknown runner or a non-positive worker count is an InputError naming the variable."""
+    with pytest.raises(InputError) as raised:
+        task_runner_from_env(environ)
+    assert raised.value.field in {"BUGHUNT_TASK_RUNNER", "BUGHUNT_DASK_WORKERS"}
+
+
+def test_dask_runner_refuses_zero_workers() -> None:
+    """A local cluster of no workers is refused before any process starts."""
+    with pytest.raises(ValueError, match="at least one worker"):
+        dask_task_runner(n_workers=0)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_nightly_stages_run_on_dask_worker_processes(tmp_path: Path) -> None:
+    """Every stage task of a nightly run executes in a Dask worker process, and its rows land."""
+    mini = build_minicorpus(tmp_path / "repo", ["cmp-same-day-posting", "obo-top-expenses"])
+    store = Ledger(tmp_path / "ledger.duckdb")
+    with (
+        LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        worker_pids: dict[str, int] = client.run(os.getpid)
+        assert len(worker_pids) == 2 and os.getpid() not in worker_pids.values()
+        runner = dask_task_runner(address=cluster.scheduler_address)
+        with get_task_stream(client) as stream:
+            result = nightly_flow.with_options(task_runner=runner)(
+                corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+            )
+    assert result.stages_run == list(STAGES)
+    # Dask keys are "<function>-<token>": which stage ran on which worker process.
+    ran_on = {rec["key"].rsplit("-", 1)[0]: rec["worker"] for rec in stream.data}
+    assert set(ran_on) == STAGE_FUNCTIONS, stream.data
+    assert set(ran_on.values()) <= set(worker_pids)
+    rows = _run_rows(store, result.run_id)
+    assert rows["statuses"] == ["running", "completed"]
+    assert rows["cases"] == set(mini.cases)
+    assert rows["verdicts"] == len(mini.cases)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+def test_pr_flow_completes_on_the_dask_switch(tmp_path: Path) -> None:
+    """The PR flow on BUGHUNT_TASK_RUNNER=dask's own cluster runs the touched case only."""
+    mini = build_minicorpus(tmp_path / "repo")
+    touched = mini.cases[0]
+    diff = tmp_path / "pr.diff"
+    diff.write_text(mini.touch_case(touched))
+    store = Ledger(tmp_path / "ledger.duckdb")
+    runner = task_runner_from_env({"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_WORKERS": "2"})
+    result = pr_flow.with_options(task_runner=runner)(
+        diff=str(diff), corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+    )
+    assert result.stages_run == list(STAGES)
+    assert result.summary.gate is not None
+    rows = _run_rows(store, result.run_id)
+    assert rows["statuses"] == ["running", "completed"]
+    assert rows["cases"] == {touched}
+    assert rows["verdicts"] == 1
