@@ -32,19 +32,7 @@ def nightly_flow(
     judges_config: str | None = None,
 ) -> RunResult:
     """Compare candidate and baseline on ``corpus``; give an existing ``run_id`` to resume it."""
-    params = RunParams(
-        corpus=corpus,
-        ledger=ledger,
-        out=out,
-        run_id=run_id,
-        baseline=baseline,
-        candidate=candidate,
-        judge=judge,
-        strategy=strategy,
-        repeats=repeats,
-        workers=workers,
-        refresh_judge=refresh_judge,
-        probe_pairs=probe_pairs,
-        judges_config=judges_config,
+    params = RunParams.model_validate(
+        {k: v for k, v in locals().items() if k in RunParams.model_fields}
     )
     return run_pipeline(params, RunKind.NIGHTLY)

@@ -41,19 +41,7 @@ def pr_flow(
     path = Path(diff)
     if not path.is_file():
         raise InputError("PR diff not found", file=diff)
-    params = RunParams(
-        corpus=corpus,
-        ledger=ledger,
-        out=out,
-        run_id=run_id,
-        baseline=baseline,
-        candidate=candidate,
-        judge=judge,
-        strategy=strategy,
-        repeats=repeats,
-        workers=workers,
-        refresh_judge=refresh_judge,
-        probe_pairs=probe_pairs,
-        judges_config=judges_config,
+    params = RunParams.model_validate(
+        {k: v for k, v in locals().items() if k in RunParams.model_fields}
     )
     return run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())

@@ -68,7 +68,7 @@ def test_reports_that_reproduce_nothing_are_a_regression(tmp_path: Path) -> None
     (corpus / "corpus.toml").write_text(
         (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
     )
-    result = run_pr(tmp_path, corpus, path_diff("corpus/demo/agents/baseline/agent.py"))
+    result = run_pr(tmp_path, corpus, path_diff("corpus/demo/agents/scripted/agent.py"))
     gate = result.summary.gate
     assert gate is not None and gate.outcome is GateOutcome.REGRESSION and gate.exit_code == 1
     assert all(c.candidate_status is ReproOutcome.NOT_REPRODUCED for c in result.summary.cases)
@@ -91,7 +91,7 @@ def test_failing_judge_is_review_failed_not_regression(tmp_path: Path) -> None:
         result = run_pr(
             tmp_path,
             corpus,
-            path_diff("corpus/demo/agents/baseline/agent.py"),
+            path_diff("corpus/demo/agents/scripted/agent.py"),
             judge="down",
             judges_config=str(config),
         )
