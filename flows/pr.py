@@ -12,7 +12,7 @@ from pathlib import Path
 
 from prefect import flow
 
-from bughunt.errors import InputError
+from bughunt.errors import InputError, TerminalError
 from bughunt.models import RunKind
 from flows._pipeline import RunParams, RunResult, run_pipeline
 from flows._runner import task_runner_from_env
@@ -36,12 +36,28 @@ def pr_flow(
     refresh_judge: bool = False,
     probe_pairs: int = 20,
     judges_config: str | None = None,
+    fail_on_gate: bool = False,
 ) -> RunResult:
-    """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``)."""
+    """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``).
+
+    With ``fail_on_gate`` a gate of regression or review_failed ends the flow
+    run Failed (after everything is written), so ``prefect deployment run
+    --watch`` exits non-zero; the gate itself is in the run's report and ledger.
+    """
     path = Path(diff)
     if not path.is_file():
         raise InputError("PR diff not found", file=diff)
     params = RunParams.model_validate(
         {k: v for k, v in locals().items() if k in RunParams.model_fields}
     )
-    return run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())
+    result = run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())
+    gate = result.summary.gate
+    if fail_on_gate and gate is not None and gate.exit_code != 0:
+        raise GateFailed(
+            f"{gate.outcome.value} (exit {gate.exit_code}): {gate.message}", run_id=result.run_id
+        )
+    return result
+
+
+class GateFailed(TerminalError):
+    """The PR gate did not pass (raised only with ``fail_on_gate``)."""

@@ -101,3 +101,27 @@ def test_failing_judge_is_review_failed_not_regression(tmp_path: Path) -> None:
     assert "not a finding that the change regresses" in gate.message
     h = result.summary.headline
     assert h is not None and h.candidate_wins == h.baseline_wins == h.ties == 0
+
+
+def test_fail_on_gate_fails_the_run_after_writing_it(tmp_path: Path) -> None:
+    """With fail_on_gate a regression raises GateFailed; the run's rows and report are written first."""
+    from flows.pr import GateFailed
+    from ledger import Ledger
+
+    corpus = mini_corpus(tmp_path / "c", SEVEN, pairing=("baseline-recorded", "broken"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
+    )
+    with pytest.raises(GateFailed, match="regression"):
+        run_pr(
+            tmp_path,
+            corpus,
+            path_diff("corpus/demo/agents/scripted/agent.py"),
+            fail_on_gate=True,
+            run_id="pr-fail",
+        )
+    rows = Ledger(tmp_path / "l.duckdb").query(
+        "SELECT message FROM runs_latest WHERE run_id = 'pr-fail'"
+    )
+    assert "gate regression" in rows[0]["message"]
+    assert (tmp_path / "out" / "summary.json").exists()
