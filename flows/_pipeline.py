@@ -37,10 +37,10 @@ from flows._runner import run_stage
 from flows._summary import build_summary
 from flows._tasks import classify_task, flake_task, hash_task, sandbox_task, score_task
 from ledger import Ledger, arrow_to_rows
-from tasks.classify import ClassifyResult
+from tasks.classify import ClassifyResult, previous_classifications
 from tasks.classify import Stage as PlanStage
 from tasks.flakes import UNTRUSTED_STATES, current_flakes, flake_key, record_key
-from tasks.hash_corpus import HashResult, manifest_rows, previous_manifest
+from tasks.hash_corpus import CACHE_FILE, HashResult, manifest_rows, previous_manifest
 from tasks.report import RunSummary, load_history, publish_artifacts, render_markdown, write_report
 from tasks.sandbox import SandboxResult, SandboxSettings
 from tasks.score import (
@@ -270,10 +270,14 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         return result
 
     diff_hash = sha256_bytes(pr_diff) if pr_diff is not None else None
+    # Beside the ledger, not in it: tasks never write the ledger, and a stat
+    # identity means something only on this machine (tasks/hash_corpus/_cache.py).
+    hash_cache = str(store.path.parent / CACHE_FILE)
+    earlier = previous_classifications(store, corpus.name)
     classify: ClassifyResult = stage(
         Stage("classify", ClassifyResult),
         {"corpus": str(corpus.root), "diff": diff_hash},
-        lambda: run_stage(classify_task, corpus, pr_diff),
+        lambda: run_stage(classify_task, corpus, pr_diff, earlier, hash_cache),
     )
     plan = classify.plan
     wanted = {s.value for s in plan.stages}
@@ -285,7 +289,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     hashed: HashResult = stage(
         specs["hash-corpus"],
         {"classify": checkpoints.inputs_of("classify")},
-        lambda: run_stage(hash_task, corpus, prev, prev_run),
+        lambda: run_stage(hash_task, corpus, prev, prev_run, hash_cache),
     )
     case_hashes = hashed.hashes()
 

@@ -9,7 +9,7 @@ engine); bad input and broken contracts fail at once.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from prefect import Task, task
@@ -17,9 +17,9 @@ from prefect.cache_policies import NONE
 
 from bughunt.errors import TransientError
 from bughunt.models import AgentVersion, BugCategory, FlakeRecord, Observation
-from corpus import Corpus
+from corpus import Corpus, RejectedCase
 from ledger import Ledger
-from tasks.classify import ClassifyResult, classify_corpus
+from tasks.classify import CaseClassification, ClassifyResult, classify_incremental
 from tasks.flakes import flake_update
 from tasks.hash_corpus import HashResult, hash_loaded_corpus
 from tasks.sandbox import SandboxResult, SandboxSettings, run_sandbox
@@ -54,15 +54,29 @@ def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
 
 
 @stage_task("classify")
-def classify_task(corpus: Corpus, pr_diff: bytes | None) -> ClassifyResult:
-    """Stage 1: classify every case, validate patches, plan the run."""
-    return classify_corpus(corpus, pr_diff)
+def classify_task(
+    corpus: Corpus,
+    pr_diff: bytes | None,
+    previous: Mapping[str, CaseClassification | RejectedCase] | None = None,
+    hash_cache: str | None = None,
+) -> ClassifyResult:
+    """Stage 1: classify every case, validate patches, plan the run.
+
+    Cases whose classify key is in ``previous`` (an earlier run's results) are not
+    classified again; ``hash_cache`` is the stat cache file the target is hashed through.
+    """
+    return classify_incremental(corpus, pr_diff, previous or {}, hash_cache)
 
 
 @stage_task("hash-corpus")
-def hash_task(corpus: Corpus, previous: dict[str, str], previous_run_id: str | None) -> HashResult:
-    """Stage 2: content hashes and what changed since the last manifest."""
-    return hash_loaded_corpus(corpus, previous, previous_run_id)
+def hash_task(
+    corpus: Corpus,
+    previous: dict[str, str],
+    previous_run_id: str | None,
+    hash_cache: str | None = None,
+) -> HashResult:
+    """Stage 2: content hashes and what changed since the last manifest (unchanged files unread)."""
+    return hash_loaded_corpus(corpus, previous, previous_run_id, hash_cache)
 
 
 def _progress() -> Any:

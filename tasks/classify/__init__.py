@@ -1,6 +1,8 @@
 """Stage 1, classify (DESIGN §2): validate each case's patch, label its bug category, plan the run.
 
-- :func:`classify_corpus` — the whole stage in one call (the Prefect task's body).
+- :func:`classify_corpus` — the whole stage in one call.
+- :func:`classify_incremental` — the same, reusing earlier results of unchanged cases (the
+  Prefect task's body; see ``tasks/classify/_incremental.py``).
 - :func:`validate_patch` — DESIGN §8 checks of one patch, then ``git apply --check``.
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
 - :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
@@ -31,10 +33,17 @@ from tasks.classify._impact import (
     load_impact_config,
     plan_for_paths,
 )
+from tasks.classify._incremental import (
+    CLASSIFIER_VERSION,
+    classify_incremental,
+    classify_key,
+    previous_classifications,
+)
 from tasks.classify._rules import RULES, CategoryDecision, Evidence, categorize
 from tasks.classify._validate import git_apply_argv, git_apply_env, validate_patch
 
 __all__ = [
+    "CLASSIFIER_VERSION",
     "DEFAULT_IMPACT_GLOBS",
     "RULES",
     "CaseClassification",
@@ -54,11 +63,14 @@ __all__ = [
     "changed_paths",
     "classify_case",
     "classify_corpus",
+    "classify_incremental",
+    "classify_key",
     "git_apply_argv",
     "git_apply_env",
     "load_impact_config",
     "parse_patch",
     "plan_for_diff",
     "plan_for_paths",
+    "previous_classifications",
     "validate_patch",
 ]

@@ -6,6 +6,7 @@ data in, plain data out, no ledger, no Prefect import.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,6 +97,13 @@ class ClassifyResult(BaseModel):
     """Which cases and stages run, and why."""
     planned_case_ids: list[str] = Field(default_factory=list)
     """The plan applied to this corpus: valid cases it selects, sorted (rejected ones never)."""
+    # Not ``keys``: a field of that name makes ``dict(result)`` (Prefect does it) call it.
+    case_keys: dict[str, str] = Field(default_factory=dict)
+    """Case id → classify key (``tasks/classify/_incremental.py``); empty when not computed."""
+    classified: int = 0
+    """Cases validated and labelled by this run."""
+    reused: int = 0
+    """Cases whose earlier result was reused (same classify key): not validated again."""
 
 
 def summarize(case: LoadedCase, patch: ParsedPatch) -> CaseClassification:
@@ -217,15 +225,19 @@ def classify_corpus(
     repo_root: Path | None = None,
     max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
     apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
+    keys: Mapping[str, str] | None = None,
+    reuse: Mapping[str, CaseClassification | RejectedCase] | None = None,
 ) -> ClassifyResult:
     """Validate and label every case of ``corpus`` and plan the run, in one call.
 
     Without ``pr_diff`` the plan is every case, every stage (a nightly run).
     A case whose patch fails validation joins the loader's rejected cases
-    with its reason; the others are still labelled. Raises
-    :class:`InputError` only for a broken PR diff or impact config (see
-    :func:`plan_for_diff`), and :class:`~bughunt.errors.TerminalError` when
-    ``git`` is missing.
+    with its reason; the others are still labelled. ``keys`` (case id →
+    classify key) are kept in the result; a case whose key is in ``reuse``
+    (key → an earlier result for the same case id) takes that result instead
+    of being validated again. Raises :class:`InputError` only for a broken PR
+    diff or impact config (see :func:`plan_for_diff`), and
+    :class:`~bughunt.errors.TerminalError` when ``git`` is missing.
     """
     plan = (
         full_plan("no PR diff: every case, every stage")
@@ -234,14 +246,23 @@ def classify_corpus(
     )
     labelled: list[CaseClassification] = []
     rejected = list(corpus.rejected)
+    keys = dict(keys or {})
+    classified = reused = 0
     for case in corpus.cases:
-        result = classify_case(
-            case,
-            corpus_root=corpus.root,
-            target=corpus.target,
-            max_patch_bytes=max_patch_bytes,
-            apply_timeout=apply_timeout,
-        )
+        key = keys.get(case.case_id)
+        earlier = reuse.get(key) if reuse is not None and key is not None else None
+        if earlier is not None and earlier.case_id == case.case_id:
+            result: CaseClassification | RejectedCase = earlier
+            reused += 1
+        else:
+            result = classify_case(
+                case,
+                corpus_root=corpus.root,
+                target=corpus.target,
+                max_patch_bytes=max_patch_bytes,
+                apply_timeout=apply_timeout,
+            )
+            classified += 1
         if isinstance(result, CaseClassification):
             labelled.append(result)
         else:
@@ -258,4 +279,7 @@ def classify_corpus(
         rejected=rejected,
         plan=plan,
         planned_case_ids=planned,
+        case_keys=keys,
+        classified=classified,
+        reused=reused,
     )

@@ -1,5 +1,6 @@
 """Stage 2, hash-corpus: content hashes of cases and the corpus (DESIGN §4)."""
 
+from tasks.hash_corpus._cache import CACHE_FILE, HashCache, hash_cache_at
 from tasks.hash_corpus._hashing import (
     ManifestDiff,
     diff_manifests,
@@ -16,10 +17,13 @@ from tasks.hash_corpus._stage import (
 )
 
 __all__ = [
+    "CACHE_FILE",
     "CaseHash",
+    "HashCache",
     "HashResult",
     "ManifestDiff",
     "diff_manifests",
+    "hash_cache_at",
     "hash_case",
     "hash_corpus",
     "hash_loaded_corpus",

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import BugCategory, ManifestEntry
 from corpus import Corpus
 from ledger import Ledger
-from tasks.hash_corpus._hashing import (
-    ManifestDiff,
-    diff_manifests,
-    hash_case,
-    hash_corpus,
-    hash_target,
-)
+from tasks.hash_corpus._cache import cached_hash_case, cached_hash_target, hash_cache_at
+from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests, hash_corpus
 
 
 class CaseHash(BaseModel):
@@ -42,6 +39,10 @@ class HashResult(BaseModel):
     """Every loaded case, sorted by id."""
     diff: ManifestDiff
     """New / changed / removed / unchanged against the previous manifest."""
+    files_hashed: int = 0
+    """Files read and hashed by this run (their stat was not in the hash cache)."""
+    files_reused: int = 0
+    """Files whose hash came from the hash cache: unchanged since hashed, not read."""
 
     def hashes(self) -> dict[str, str]:
         """``case_id → case_hash``."""
@@ -68,19 +69,31 @@ def previous_manifest(store: Ledger, corpus: str) -> tuple[str | None, dict[str,
 
 
 def hash_loaded_corpus(
-    corpus: Corpus, previous: dict[str, str], previous_run_id: str | None
+    corpus: Corpus,
+    previous: dict[str, str],
+    previous_run_id: str | None,
+    cache_path: str | os.PathLike[str] | None = None,
 ) -> HashResult:
-    """Hash every loaded case (the target tree once) and diff against ``previous``."""
-    target_hash = hash_target(corpus.config.target)
-    cases = [
-        CaseHash(
-            case_id=c.case_id,
-            case_hash=hash_case(
-                c.case.model_dump(mode="json", exclude={"case_hash"}), c.case_dir, target_hash
-            ),
-        )
-        for c in sorted(corpus.cases, key=lambda c: c.case_id)
-    ]
+    """Hash every loaded case (the target tree once) and diff against ``previous``.
+
+    ``cache_path`` is the stat cache file (``tasks/hash_corpus/_cache.py``):
+    files unchanged since they were hashed are not read again. ``None``
+    reads every file. The hashes are the same either way.
+    """
+    with hash_cache_at(cache_path) as cache:
+        target_hash = cached_hash_target(corpus.config.target, cache)
+        cases = [
+            CaseHash(
+                case_id=c.case_id,
+                case_hash=cached_hash_case(
+                    c.case.model_dump(mode="json", exclude={"case_hash"}),
+                    c.case_dir,
+                    target_hash,
+                    cache,
+                ),
+            )
+            for c in sorted(corpus.cases, key=lambda c: c.case_id)
+        ]
     current = {c.case_id: c.case_hash for c in cases}
     return HashResult(
         corpus=corpus.name,
@@ -88,6 +101,8 @@ def hash_loaded_corpus(
         target_hash=target_hash,
         cases=cases,
         diff=diff_manifests(previous, current, previous_run_id),
+        files_hashed=cache.hashed,
+        files_reused=cache.reused,
     )
 
 

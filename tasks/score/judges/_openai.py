@@ -31,10 +31,24 @@ triggers it; any other 400 is a client error and is not re-sent.
 The API key is read once by whoever builds the judge, sent only in the
 ``Authorization`` header, and scrubbed from every error detail and answer
 text this backend hands back, so it cannot reach a log or a ledger row.
+
+Throughput: a batch sends up to ``max_in_flight`` calls at once from as many
+threads, and the client-side cost of a call is CPU time under the
+interpreter lock, so it bounds calls per second (``benchmarks/judge_throughput.py``).
+Two things keep it small. Requests go through the SDK's documented
+``client.post`` with the body built here, not ``chat.completions.create``,
+which re-validates every argument against its typed schema on each call,
+and the answer is read as plain JSON rather than built into response
+models; errors, timeouts, auth and the base URL are the SDK's either way.
+And each call in flight checks a client out of a small pool (created on
+demand, so never more than the calls in flight, and reused across batches)
+instead of all threads sharing one connection pool, whose lock they would
+otherwise queue on for every request and response.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from typing import Any, Literal
 
@@ -84,12 +98,8 @@ class OpenAIJudge:
         self.max_tokens = max_tokens
         self._secret = api_key or ""
         self._lock = threading.Lock()
-        self._client = openai.OpenAI(
-            base_url=base_url,
-            # The SDK insists on some key; endpoints without auth ignore it.
-            api_key=api_key or "no-key",
-            max_retries=0,
-        )
+        # Clients not in use, most recently used last (its connection is the likeliest alive).
+        self._idle: queue.LifoQueue[openai.OpenAI] = queue.LifoQueue()
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIJudge(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
@@ -116,42 +126,55 @@ class OpenAIJudge:
 
     # --- internals -----------------------------------------------------------
 
+    def _new_client(self) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.base_url,
+            # The SDK insists on some key; endpoints without auth ignore it.
+            api_key=self._secret or "no-key",
+            max_retries=0,
+        )
+
+    def _checkout(self) -> openai.OpenAI:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return self._new_client()
+
     def _send(self, system: str, user: str, timeout_s: float, use_schema: bool) -> str:
-        kwargs: dict[str, Any] = {}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+        }
         if use_schema:
-            kwargs["response_format"] = {
+            body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "judge_answer", "strict": True, "schema": answer_schema()},
             }
         if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
+            body["temperature"] = self.temperature
         if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
+            body["max_tokens"] = self.max_tokens
+        client = self._checkout()
         try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-                timeout=max(timeout_s, 0.001),
-                **kwargs,
+            response: object = client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=object,  # plain JSON: no response models built per call
+                options={
+                    "timeout": max(timeout_s, 0.001),
+                    "security": {"bearer_auth": True},
+                },
             )
         except openai.OpenAIError:
             raise
         except (ValueError, TypeError, KeyError) as exc:  # a 2xx body that is not JSON
             raise ServerError(self._scrub(f"malformed response body: {exc}")) from exc
-        choices = getattr(response, "choices", None)
-        if not choices:
-            raise ServerError("the response has no choices")
-        message = getattr(choices[0], "message", None)
-        content = getattr(message, "content", None)
-        if content is None:
-            refusal = getattr(message, "refusal", None)
-            content = f"(no answer text; refusal: {refusal})" if refusal else ""
-        if not isinstance(content, str):
-            raise ServerError("the response's message content is not text")
-        return self._scrub(content)
+        finally:
+            self._idle.put(client)
+        return self._scrub(_content_of(response))
 
     def _scrub(self, text: str) -> str:
         if len(self._secret) >= 4:
@@ -186,6 +209,24 @@ class OpenAIJudge:
 
     def _where(self) -> str:
         return self.base_url or "the default OpenAI endpoint"
+
+
+def _content_of(response: object) -> str:
+    """The answer text of a chat completion body; ``ServerError`` when it is not one."""
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise ServerError("the response has no choices")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        raise ServerError("the response's first choice has no message")
+    content = message.get("content")
+    if content is None:
+        refusal = message.get("refusal")
+        content = f"(no answer text; refusal: {refusal})" if refusal else ""
+    if not isinstance(content, str):
+        raise ServerError("the response's message content is not text")
+    return content
 
 
 def _text_of(exc: openai.APIStatusError) -> str:

@@ -118,6 +118,9 @@ def test_result_json_has_stable_keys(tmp_path: Path) -> None:
         "rejected",
         "plan",
         "planned_case_ids",
+        "case_keys",
+        "classified",
+        "reused",
     ]
     assert list(dumped["plan"]) == ["scope", "case_ids", "stages", "reasons", "paths"]
 
