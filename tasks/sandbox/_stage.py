@@ -97,6 +97,32 @@ class PairResult(BaseModel):
     observations: list[Observation]
     """Every execution of the reproduction test."""
 
+    @classmethod
+    def failed(
+        cls,
+        case_id: str,
+        case_hash: str | None,
+        agent: AgentVersion,
+        reason: str,
+        *,
+        unusable_reason: str | None = None,
+        agent_seconds: float | None = None,
+    ) -> PairResult:
+        """A pair that ended in ``error`` before any execution, with its reason."""
+        return cls(
+            case_id=case_id,
+            case_hash=case_hash,
+            agent_version=agent.name,
+            family=agent.family,
+            report=None,
+            unusable_reason=unusable_reason,
+            outcome=ReproOutcome.ERROR,
+            reason=reason,
+            test_hash=None,
+            agent_seconds=agent_seconds,
+            observations=[],
+        )
+
 
 class SandboxResult(BaseModel):
     """The sandbox stage's output for one run."""
@@ -296,15 +322,13 @@ def _run_pair(
                 client=client,
             )
         if isinstance(got, str):
-            return PairResult(
-                **base,
-                report=None,
+            return PairResult.failed(
+                job.case.case_id,
+                job.case_hash,
+                job.agent,
+                f"no usable report: {got}",
                 unusable_reason=got,
-                outcome=ReproOutcome.ERROR,
-                reason=f"no usable report: {got}",
-                test_hash=None,
                 agent_seconds=agent_seconds,
-                observations=[],
             )
         report = got
         test_hash, observations = reproduce(
@@ -323,15 +347,12 @@ def _run_pair(
             agent=job.agent.name,
         )
     except SandboxEngineError as exc:
-        return PairResult(
-            **base,
-            report=None,
-            unusable_reason=None,
-            outcome=ReproOutcome.ERROR,
-            reason=f"sandbox engine failed: {exc.message}",
-            test_hash=None,
+        return PairResult.failed(
+            job.case.case_id,
+            job.case_hash,
+            job.agent,
+            f"sandbox engine failed: {exc.message}",
             agent_seconds=agent_seconds,
-            observations=[],
         )
     outcome, reason = decide_outcome(
         [o.status for o in observations if o.tree is Tree.BUGGY],
@@ -384,18 +405,11 @@ def run_sandbox(
             reason = getattr(exc, "message", str(exc))
             for agent in agents:
                 failed.append(
-                    PairResult(
-                        case_id=case.case_id,
-                        case_hash=case_hashes.get(case.case_id),
-                        agent_version=agent.name,
-                        family=agent.family,
-                        report=None,
-                        unusable_reason=None,
-                        outcome=ReproOutcome.ERROR,
-                        reason=f"buggy tree could not be prepared: {reason}",
-                        test_hash=None,
-                        agent_seconds=None,
-                        observations=[],
+                    PairResult.failed(
+                        case.case_id,
+                        case_hashes.get(case.case_id),
+                        agent,
+                        f"buggy tree could not be prepared: {reason}",
                     )
                 )
             continue
