@@ -47,7 +47,7 @@ def probe(
     from ledger import Ledger
     from tasks.sandbox._agents import recorded_report
     from tasks.score import ReportEvidence, ScoreSettings, report_quality
-    from tasks.score._probe_stage import probe_judge, probe_self_preference
+    from tasks.score._probe_stage import ProbeContext, probe_judge, probe_self_preference
     from tasks.score.judges import build_judge, load_judges
 
     loaded = load_corpus(corpus)
@@ -88,31 +88,21 @@ def probe(
         fail(f"no recorded report in {loaded.root}: probes need replay agents' reports")
     run_id = new_run_id("probe")
     settings = ScoreSettings(probe_pairs=pairs)
+    ctx = ProbeContext(
+        families=families,
+        quality=quality,
+        run_id=run_id,
+        settings=settings,
+        ledger=store,
+        refresh=refresh_judge,
+    )
     calls, rows_out = [], []
     for member in members:
-        c, r = probe_judge(
-            member,
-            reports,
-            families=families,
-            quality=quality,
-            run_id=run_id,
-            settings=settings,
-            ledger=store,
-            refresh=refresh_judge,
-        )
+        c, r = probe_judge(member, reports, ctx)
         calls += c
         rows_out += r
     if len(members) > 1:
-        c, r = probe_self_preference(
-            members,
-            reports,
-            families=families,
-            quality=quality,
-            run_id=run_id,
-            settings=settings,
-            ledger=store,
-            refresh=refresh_judge,
-        )
+        c, r = probe_self_preference(members, reports, ctx)
         calls += c
         rows_out += r
     info = {"run_id": run_id, "kind": RunKind.ADHOC, "corpus": loaded.name, "judge": judge}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -61,6 +61,34 @@ JudgesOpt = Annotated[
     Path | None,
     typer.Option(help="TOML file with [judges.*] / [juries.*] tables (default: ./pyproject.toml)."),
 ]
+
+
+def _flow_params(options: dict[str, Any]) -> dict[str, Any]:
+    """The flows' parameters from a command's options: paths as text, enums as values."""
+    names = (
+        "corpus",
+        "ledger",
+        "out",
+        "run_id",
+        "baseline",
+        "candidate",
+        "judge",
+        "strategy",
+        "repeats",
+        "workers",
+        "refresh_judge",
+        "probe_pairs",
+        "judges_config",
+    )
+    out: dict[str, Any] = {}
+    for name in names:
+        value = options[name]
+        if isinstance(value, Path):
+            value = str(value)
+        elif isinstance(value, Strategy):
+            value = value.value
+        out[name] = value
+    return out
 
 
 def _print(result: RunResult) -> None:
@@ -130,21 +158,7 @@ def nightly(
     _local_prefect()
     from flows.nightly import nightly_flow  # imported late: Prefect reads settings at import
 
-    result = nightly_flow(
-        corpus=str(corpus),
-        ledger=str(ledger) if ledger else None,
-        out=str(out) if out else None,
-        run_id=run_id,
-        baseline=baseline,
-        candidate=candidate,
-        judge=judge,
-        strategy=strategy.value,
-        repeats=repeats,
-        workers=workers,
-        refresh_judge=refresh_judge,
-        probe_pairs=probe_pairs,
-        judges_config=str(judges_config) if judges_config else None,
-    )
+    result = nightly_flow(**_flow_params(locals()))
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"summary"}))
     else:
@@ -179,22 +193,7 @@ def pr(
     _local_prefect()
     from flows.pr import pr_flow
 
-    result = pr_flow(
-        diff=str(diff),
-        corpus=str(corpus),
-        ledger=str(ledger) if ledger else None,
-        out=str(out) if out else None,
-        run_id=run_id,
-        baseline=baseline,
-        candidate=candidate,
-        judge=judge,
-        strategy=strategy.value,
-        repeats=repeats,
-        workers=workers,
-        refresh_judge=refresh_judge,
-        probe_pairs=probe_pairs,
-        judges_config=str(judges_config) if judges_config else None,
-    )
+    result = pr_flow(diff=str(diff), **_flow_params(locals()))
     if as_json:
         print_json(
             result.model_dump(mode="json", exclude={"summary"})

@@ -9,6 +9,7 @@ its own family minus the other members' on the same pairs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bughunt.models import BiasProbe, BugReport, CallStatus, JudgeCall, Order, Winner
@@ -37,6 +38,19 @@ from tasks.score.judges import (
 
 if TYPE_CHECKING:
     from tasks.score._stage import ScoreSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeContext:
+    """What every probe call of a run shares: report metadata, the run, cache and settings."""
+
+    families: Mapping[str, str]
+    quality: Mapping[tuple[str, str], float]
+    run_id: str
+    settings: ScoreSettings
+    ledger: Ledger | None = None
+    refresh: bool = False
+
 
 DEFAULT_QUALITY = 0.5
 """Quality of a report with no sandbox evidence (only the simulated judge reads it)."""
@@ -70,24 +84,16 @@ def _request(
 
 
 def _judge_fn(
-    judge: Judge,
-    pairs: Sequence[ProbePair],
-    quality: Mapping[tuple[str, str], float],
-    *,
-    run_id: str,
-    settings: ScoreSettings,
-    ledger: Ledger | None,
-    refresh: bool,
-    made: list[JudgeCall],
+    judge: Judge, pairs: Sequence[ProbePair], ctx: ProbeContext, made: list[JudgeCall]
 ) -> Callable[[OrderedPair], Winner | None]:
     """A probe judge function over the call contract; every call is appended to ``made``."""
     requests = {
-        (p.pair_id, side): _request(p.item(side), p.item(side.other), p.pair_id, side, quality)
+        (p.pair_id, side): _request(p.item(side), p.item(side.other), p.pair_id, side, ctx.quality)
         for p in pairs
         for side in (Side.A, Side.B)
     }
-    cache = load_cache(ledger, judge.name, list(requests.values()), refresh=refresh)
-    breaker = settings.breakers.setdefault(judge.name, Breaker())
+    cache = load_cache(ctx.ledger, judge.name, list(requests.values()), refresh=ctx.refresh)
+    breaker = ctx.settings.breakers.setdefault(judge.name, Breaker())
 
     def judge_fn(op: OrderedPair) -> Winner | None:
         request = requests[(op.pair.pair_id, op.first)]
@@ -96,8 +102,8 @@ def _judge_fn(
         call = call_judge(
             judge,
             request,
-            run_id=run_id,
-            deadline_s=settings.deadline_s,
+            run_id=ctx.run_id,
+            deadline_s=ctx.settings.deadline_s,
             breaker=breaker,
             cache=cache,
             prompt=build_prompt(request),
@@ -109,71 +115,30 @@ def _judge_fn(
 
 
 def probe_judge(
-    judge: Judge,
-    reports: Sequence[BugReport],
-    *,
-    families: Mapping[str, str],
-    quality: Mapping[tuple[str, str], float],
-    run_id: str,
-    settings: ScoreSettings,
-    ledger: Ledger | None = None,
-    refresh: bool = False,
+    judge: Judge, reports: Sequence[BugReport], ctx: ProbeContext
 ) -> tuple[list[JudgeCall], list[BiasProbe]]:
-    """Position and verbosity probes of ``judge`` on up to ``settings.probe_pairs`` reports each."""
-    if not reports or settings.probe_pairs <= 0:
+    """Position and verbosity probes of ``judge`` on up to ``probe_pairs`` reports each."""
+    n = ctx.settings.probe_pairs
+    if not reports or n <= 0:
         return [], []
-    n = settings.probe_pairs
+    seed = ctx.settings.seed
     pairs = [
-        *position_pairs(reports, families, n=n, seed=settings.seed),
-        *verbosity_pairs(reports, families, n=n, seed=settings.seed),
+        *position_pairs(reports, ctx.families, n=n, seed=seed),
+        *verbosity_pairs(reports, ctx.families, n=n, seed=seed),
     ]
     made: list[JudgeCall] = []
-    fn = _judge_fn(
-        judge,
-        pairs,
-        quality,
-        run_id=run_id,
-        settings=settings,
-        ledger=ledger,
-        refresh=refresh,
-        made=made,
-    )
-    result = run_probes(fn, pairs, judge=judge.name, seed=settings.seed)
-    return made, result.rows(run_id)
+    result = run_probes(_judge_fn(judge, pairs, ctx, made), pairs, judge=judge.name, seed=seed)
+    return made, result.rows(ctx.run_id)
 
 
 def probe_self_preference(
-    members: Sequence[Judge],
-    reports: Sequence[BugReport],
-    *,
-    families: Mapping[str, str],
-    quality: Mapping[tuple[str, str], float],
-    run_id: str,
-    settings: ScoreSettings,
-    ledger: Ledger | None = None,
-    refresh: bool = False,
+    members: Sequence[Judge], reports: Sequence[BugReport], ctx: ProbeContext
 ) -> tuple[list[JudgeCall], list[BiasProbe]]:
     """Self-preference of each jury member on every cross-family pair of the reports."""
-    pairs = cross_family_pairs(reports, families)
+    pairs = cross_family_pairs(reports, ctx.families)
     if not pairs:
         return [], []
     made: list[JudgeCall] = []
-    jury = [
-        JuryMember(
-            m.name,
-            m.family,
-            _judge_fn(
-                m,
-                pairs,
-                quality,
-                run_id=run_id,
-                settings=settings,
-                ledger=ledger,
-                refresh=refresh,
-                made=made,
-            ),
-        )
-        for m in members
-    ]
-    result = run_self_probe(jury, pairs, seed=settings.seed)
-    return made, result.rows(run_id)
+    jury = [JuryMember(m.name, m.family, _judge_fn(m, pairs, ctx, made)) for m in members]
+    result = run_self_probe(jury, pairs, seed=ctx.settings.seed)
+    return made, result.rows(ctx.run_id)

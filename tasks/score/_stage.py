@@ -22,7 +22,7 @@ from bughunt.models import (
 )
 from ledger import Ledger
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
-from tasks.score._probe_stage import probe_judge
+from tasks.score._probe_stage import ProbeContext, probe_judge
 from tasks.score.judges import (
     Breaker,
     Judge,
@@ -218,12 +218,14 @@ def score_stage(
         probe_calls, probes = probe_judge(
             judges[0],
             [ev.report for ev in usable if ev.report is not None],
-            families={ev.agent_version: ev.family for ev in usable},
-            quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
-            run_id=run_id,
-            settings=settings,
-            ledger=ledger,
-            refresh=refresh,
+            ProbeContext(
+                families={ev.agent_version: ev.family for ev in usable},
+                quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
+                run_id=run_id,
+                settings=settings,
+                ledger=ledger,
+                refresh=refresh,
+            ),
         )
         calls.extend(probe_calls)
 
