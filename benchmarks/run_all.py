@@ -22,12 +22,13 @@ BENCHMARKS: list[tuple[str, str, str]] = [
     ("benchmarks.ledger_ingest", "ledger bulk write vs raw DuckDB Arrow insert", "ratio ≥ 0.5"),
     (
         "benchmarks.sandbox_containers",
-        "one session container per 3 executions vs one container per execution",
-        "ratio > 1 (sessions are faster)",
+        "a container per execution started ahead of need vs started on demand",
+        "ratio > 1 (starting ahead is faster)",
     ),
     (
         "benchmarks.sandbox_throughput",
-        "sandbox stage on the demo corpus vs one hardened `docker run` per execution",
+        "sandbox stage on the demo corpus (both trees, repeats, rewrites) vs one hardened "
+        "`docker run --rm` per execution",
         "ratio > 1 (the stage is faster)",
     ),
     (

@@ -2,12 +2,14 @@
 
 Both run exactly the same executions — every recorded report of the demo
 corpus's replay agents, its reproduction test on the buggy and the clean
-tree, ``repeats`` times each — with the same hardening (no network,
-read-only root, tmpfs scratch, no capabilities, no-new-privileges, uid
-10001, memory / CPU / pids limits, init, a deadline) and the same number of
-workers. The stage serves a pair's repeats from one container with a fresh
-workspace per execution; the baseline pays a container start per execution
-and goes through the docker CLI, as a hand-written script would.
+tree ``repeats`` times each and once on each of the run's rewritten trees —
+with the same hardening (no network, read-only root, tmpfs for every
+writable place, no capabilities, no-new-privileges, uid 10001, memory / CPU
+/ pids limits, init, a deadline) and the same number of workers. Both give
+every execution a container of its own: the stage starts them ahead of need
+through the engine's API and removes them off the critical path; the
+baseline runs ``docker run --rm`` per execution through the docker CLI, as a
+hand-written script would.
 
 The pair whose test hangs is left out of both sides: its deadline waits
 (3 × 10 s) are the same in both and only dilute the ratio.
@@ -25,10 +27,19 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from bughunt.models import AgentMode
+from bughunt.models import AgentMode, Tree
 from corpus import load_corpus
-from tasks.sandbox import RECIPE, TEST_FILE, Limits, SandboxSettings, ensure_image, run_sandbox
-from tasks.sandbox._trees import apply_patch, prefixed, read_tree
+from tasks.sandbox import (
+    RECIPE,
+    TEST_FILE,
+    Limits,
+    SandboxSettings,
+    apply_patch,
+    case_trees,
+    ensure_image,
+    read_tree,
+    run_sandbox,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 HANGS = {("ret-reverse-id", "candidate-recorded")}
@@ -44,13 +55,12 @@ def _tar(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def docker_run(image: str, payload: bytes, tree: str, limits: Limits, timeout_s: float) -> int:
+def docker_run(image: str, payload: bytes, limits: Limits, timeout_s: float) -> int:
     """One hardened ``docker run --rm``: unpack the workspace from stdin, run the test."""
     tmpfs = f"rw,nosuid,nodev,noexec,uid={RECIPE.uid},gid={RECIPE.gid},mode=1777"
     script = (
-        "mkdir /scratch/ws && tar -x -C /scratch/ws && cd /scratch/ws/"
-        + tree
-        + f" && exec timeout -s KILL {int(timeout_s)} python3 -m pytest -q -p no:cacheprovider {TEST_FILE}"
+        f"mkdir /scratch/ws && tar -x -C /scratch/ws && cd /scratch/ws"
+        f" && exec timeout -s KILL {int(timeout_s)} python3 -m pytest -q -p no:cacheprovider {TEST_FILE}"
     )
     argv = [
         "docker",
@@ -64,6 +74,16 @@ def docker_run(image: str, payload: bytes, tree: str, limits: Limits, timeout_s:
         f"/scratch:{tmpfs},size={limits.scratch_bytes}",
         "--tmpfs",
         f"/tmp:{tmpfs},size={limits.tmp_bytes}",
+        "--tmpfs",
+        f"/var/tmp:{tmpfs},size={limits.tmp_bytes}",
+        "--tmpfs",
+        f"{RECIPE.home}:{tmpfs},size={limits.tmp_bytes}",
+        "--shm-size",
+        str(limits.shm_bytes),
+        "--ipc",
+        "private",
+        "--hostname",
+        "sandbox",
         "--cap-drop",
         "ALL",
         "--security-opt",
@@ -117,18 +137,27 @@ def main() -> None:
     stage_all_s = time.perf_counter() - start
 
     clean = read_tree(corpus.config.target)
-    buggy = {
-        c.case_id: apply_patch(corpus.config.target, c.patch, file=c.case_id) for c in corpus.cases
+    trees = {
+        c.case_id: case_trees(
+            apply_patch(corpus.config.target, c.patch, file=c.case_id),
+            clean,
+            seed=settings.seed,
+            case_id=c.case_id,
+            enabled=True,
+        )
+        for c in corpus.cases
     }
-    jobs: list[tuple[bytes, str]] = []
+    jobs: list[bytes] = []
     for pair in result.pairs:
         if pair.report is None or (pair.case_id, pair.agent_version) in HANGS:
             continue
         test = pair.report.repro_test.encode()
-        files = {**prefixed(buggy[pair.case_id], "buggy"), **prefixed(clean, "clean")}
-        files[f"buggy/{TEST_FILE}"] = files[f"clean/{TEST_FILE}"] = test
-        payload = _tar(files)
-        jobs += [(payload, tree) for tree in ("buggy", "clean") for _ in range(repeats)]
+        t = trees[pair.case_id]
+        for o in pair.observations:  # exactly the executions the stage ran
+            shown = t.buggy if o.tree is Tree.BUGGY else t.clean
+            rewritten = t.rewritten_buggy if o.tree is Tree.BUGGY else t.rewritten_clean
+            files = rewritten if o.rewrite is not None and rewritten is not None else shown
+            jobs.append(_tar({**files, TEST_FILE: test}))
 
     # The stage again, without the hanging pair, for the like-for-like time.
     kept = [
@@ -153,15 +182,14 @@ def main() -> None:
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         codes = list(
-            pool.map(
-                lambda j: docker_run(image.tag, j[0], j[1], limits, settings.test_timeout_s), jobs
-            )
+            pool.map(lambda j: docker_run(image.tag, j, limits, settings.test_timeout_s), jobs)
         )
     docker_s = time.perf_counter() - start
 
     executions = len(jobs)
     print(
-        f"executions:                 {executions} ({repeats} repeats × 2 trees, {workers} workers)"
+        f"executions:                 {executions} ({repeats} repeats × 2 trees + 2 rewritten, "
+        f"{workers} workers)"
     )
     print(f"sandbox stage (all pairs):  {stage_all_s:.1f} s, incl. the hanging pair")
     print(f"sandbox stage:              {stage_s:.1f} s = {executions / stage_s:.2f} exec/s")

@@ -304,6 +304,8 @@ class Observation(_Row):
     """Sandbox: hash of the reproduction test source."""
     image_id: str | None = None
     """Sandbox: image the test ran in."""
+    rewrite: int | None = None
+    """Sandbox: seed of the behaviour-preserving rewrite the tree was run as; None for the tree as shown."""
 
 
 class JudgeCall(_Row):

@@ -14,6 +14,7 @@ from corpus._format import (
     load_corpus,
     read_toml,
 )
+from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
 
 __all__ = [
     "DEFAULT_MAX_PATCH_BYTES",
@@ -22,6 +23,9 @@ __all__ = [
     "LoadedCase",
     "PairingConfig",
     "RejectedCase",
+    "RewrittenTree",
     "load_corpus",
     "read_toml",
+    "rewrite_source",
+    "rewrite_tree",
 ]

@@ -94,6 +94,8 @@ class RunParams(BaseModel):
     """Deadline of one judge call (all attempts)."""
     max_in_flight: int = Field(default=8, ge=1)
     """Judge requests in flight at once."""
+    seed: int | None = Field(default=None, ge=0)
+    """Seed of the sandbox's execution order and tree rewrites (default: drawn from the run id)."""
 
 
 class RunResult(BaseModel):
@@ -121,6 +123,11 @@ def new_run_id(kind: str = "nightly") -> str:
     """Sortable, unique run id: ``nightly-20261130T020000Z-1a2b3c``."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{kind}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_seed(run_id: str) -> int:
+    """The run's seed when none is given: from its id, whose random part no agent sees."""
+    return int(sha256_bytes(f"bughunt-run-seed:{run_id}".encode())[:15], 16)
 
 
 def _agent(agents: Sequence[AgentVersion], name: str, role: str, file: str) -> AgentVersion:
@@ -236,6 +243,8 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     """Run (or resume) one run end to end; every ledger write happens here, in bulk."""
     store = Ledger(params.ledger)
     run_id = params.run_id or new_run_id(kind.value)
+    if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
+        params = params.model_copy(update={"seed": run_seed(run_id)})
     started = datetime.now(UTC)
     checkpoints = Checkpoints(store, run_id)
     corpus = load_corpus(params.corpus)
@@ -298,7 +307,10 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     flake_out = FlakeOutput(flakes=[], reproductions=[])
     if PlanStage.SANDBOX.value in wanted and case_ids:
         settings = SandboxSettings(
-            repeats=params.repeats, test_timeout_s=params.test_timeout_s, workers=params.workers
+            repeats=params.repeats,
+            test_timeout_s=params.test_timeout_s,
+            workers=params.workers,
+            seed=params.seed or 0,
         )
         sandbox = stage(
             specs["sandbox"],

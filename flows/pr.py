@@ -36,6 +36,7 @@ def pr_flow(
     refresh_judge: bool = False,
     probe_pairs: int = 20,
     judges_config: str | None = None,
+    seed: int | None = None,
     fail_on_gate: bool = False,
 ) -> RunResult:
     """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``).

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bughunt.cli._common import JsonOpt, console, err_console, fail, guarded, print_json
-from bughunt.models import AgentMode, AgentVersion, ReproOutcome, Tree
+from bughunt.models import ReproOutcome
 
 sandbox_app = typer.Typer(help="The sandbox image untrusted code runs in.", no_args_is_help=True)
 
@@ -67,6 +68,10 @@ def verify(
     ],
     repeats: Annotated[int, typer.Option(min=1, max=20, help="Executions per tree.")] = 3,
     timeout: Annotated[float, typer.Option(min=1, help="Deadline of one execution (s).")] = 10.0,
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Seed of the execution order and the trees' rewrites (default: random)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run one report's reproduction test against one case: every execution and the verdict.
@@ -76,63 +81,35 @@ def verify(
     """
     from corpus import load_corpus
     from flows import new_run_id
-    from tasks.sandbox import (
-        Limits,
-        connect,
-        decide_outcome,
-        ensure_image,
-        reproduce,
-    )
-    from tasks.sandbox._agents import parse_report
-    from tasks.sandbox._trees import apply_patch, read_tree
+    from tasks.sandbox import SandboxSettings, verify_report
 
     loaded = load_corpus(corpus)
-    found = [c for c in loaded.cases if c.case_id == case]
-    if not found:
+    if not any(c.case_id == case for c in loaded.cases):
         rejected = [r for r in loaded.rejected if r.case_id == case]
         why = f" (rejected: {rejected[0].describe()})" if rejected else ""
         fail(f"no case {case!r} in {loaded.root}{why}")
-    agent = AgentVersion(
-        name="verify", family="unknown", mode=AgentMode.REPLAY, reports=str(report.parent)
-    )
-    parsed = parse_report(report.read_bytes(), source=str(report), agent=agent)
-    if isinstance(parsed, str):
-        fail(f"report unusable: {parsed}", code=1)
-    client = connect()
-    image = ensure_image(client)
-    target = loaded.config.target
-    buggy = apply_patch(target, found[0].patch, file=loaded.relative(found[0].patch_path))
     run_id = new_run_id("verify")
-    test_hash, observations = reproduce(
-        parsed,
-        buggy=buggy,
-        clean=read_tree(target),
-        repeats=repeats,
-        timeout_s=timeout,
-        run_id=run_id,
-        image=image.tag,
-        image_id=image.image_id,
-        limits=Limits(),
-        client=client,
-        case_id=case,
-        case_hash=None,
-        agent="verify",
-    )
-    outcome, reason = decide_outcome(
-        [o.status for o in observations if o.tree is Tree.BUGGY],
-        [o.status for o in observations if o.tree is Tree.CLEAN],
-    )
+    seed = seed if seed is not None else secrets.randbits(63)
+    settings = SandboxSettings(repeats=repeats, test_timeout_s=timeout, seed=seed)
+    pair = verify_report(loaded, case, report, run_id=run_id, settings=settings)
+    if pair.report is None:
+        fail(f"report unusable: {pair.unusable_reason or pair.reason}", code=1)
+    observations = pair.observations
+    outcome, reason, test_hash = pair.outcome, pair.reason, pair.test_hash
     if as_json:
         print_json(
             {
                 "case_id": case,
                 "report": str(report),
                 "test_hash": test_hash,
+                "seed": seed,
+                "rewrite_seed": pair.rewrite_seed,
                 "outcome": outcome.value,
                 "reason": reason,
                 "executions": [
                     {
                         "tree": o.tree.value if o.tree else None,
+                        "rewrite": o.rewrite,
                         "repeat": o.repeat,
                         "status": o.status.value,
                         "exit_code": o.exit_code,
@@ -147,8 +124,11 @@ def verify(
     else:
         for o in observations:
             note = o.annotations.get("reason")
+            tree = (o.tree.value if o.tree else "?") + (
+                " (rewritten)" if o.rewrite is not None else ""
+            )
             typer.echo(
-                f"{o.tree.value if o.tree else '?'} #{o.repeat}: {o.status.value} "
+                f"{tree} #{o.repeat}: {o.status.value} "
                 f"(exit {o.exit_code}, {o.duration_s:.2f} s){' — ' + str(note) if note else ''}"
             )
             tail = (o.output or "").strip().splitlines()[-3:]

@@ -51,10 +51,14 @@ def flake_key(obs: Observation) -> FlakeKey | None:
     """The key of a sandbox execution; ``None`` when any key field is missing.
 
     Records ingested from outside carry no test hash, tree or image: they
-    are not executions of a known test and have no key.
+    are not executions of a known test and have no key. Executions on a
+    rewritten tree have none either: the rewrite is drawn anew each run, so
+    they never ran identical content twice (they check a reproduction, they
+    are no flake evidence).
     """
     if (
-        obs.case_hash is None
+        obs.rewrite is not None
+        or obs.case_hash is None
         or obs.agent_version is None
         or obs.test_hash is None
         or obs.tree is None

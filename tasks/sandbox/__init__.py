@@ -1,57 +1,86 @@
-"""The sandbox (DESIGN §7): hardened Docker containers for untrusted code.
+"""The sandbox: hardened Docker containers for untrusted code (docs/sandbox.md).
 
 ``ensure_image`` builds the image (from a debootstrapped Debian root when no
-registry is reachable); ``run_once`` runs one execution in its own
-container; ``SandboxSession`` serves many executions of one (case, agent)
-from one container, each in a fresh workspace; ``run_sessions`` runs many
-sessions on a bounded pool; ``sweep`` removes what crashed runs left behind.
+registry is reachable); an ``Executor`` runs each command in a container of
+its own that nothing ran in before (``run_once`` for a single command);
+``run_sandbox`` is the stage: every planned case × agent, its report, and its
+reproduction test on both trees and their rewrites, in a seeded shuffled
+order; ``sweep`` removes what crashed runs left behind.
 """
 
-from tasks.sandbox._container import Limits, RunResult, run_once
+from tasks.sandbox._agents import REPORT_PATH, parse_report
+from tasks.sandbox._container import HOSTNAME, TREE_PATH, Limits, RunResult
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
+from tasks.sandbox._executor import Executor, run_once
 from tasks.sandbox._image import ImageBuild, ensure_image
-from tasks.sandbox._pool import SessionJob, map_bounded, run_sessions
+from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._recipe import RECIPE, ImageRecipe, image_tag
-from tasks.sandbox._session import SandboxSession
-from tasks.sandbox._stage import (
+from tasks.sandbox._reproduce import (
+    FINGERPRINT_REASON,
+    PYTEST,
     TEST_FILE,
+    CaseTrees,
+    PairIds,
+    decide_outcome,
+    derive_seed,
+    execution_status,
+    outcome_of,
+    reproduce,
+    schedule,
+)
+from tasks.sandbox._rewrites import RewriteCheck, case_trees
+from tasks.sandbox._stage import (
     PairResult,
     SandboxResult,
     SandboxSettings,
-    decide_outcome,
-    execution_status,
-    reproduce,
     run_sandbox,
+    verify_report,
 )
 from tasks.sandbox._sweep import sweep
-from tasks.sandbox._workspace import Workspace
+from tasks.sandbox._trees import apply_patch, read_tree
+from tasks.sandbox._workspace import Workspace, pack_workspace
 
 __all__ = [
+    "FINGERPRINT_REASON",
+    "HOSTNAME",
+    "PYTEST",
     "RECIPE",
+    "REPORT_PATH",
     "TEST_FILE",
+    "TREE_PATH",
+    "CaseTrees",
+    "Executor",
     "ImageBuild",
     "ImageRecipe",
     "Limits",
+    "PairIds",
     "PairResult",
+    "RewriteCheck",
     "RunResult",
     "SandboxEngineError",
     "SandboxImageError",
     "SandboxResult",
-    "SandboxSession",
     "SandboxSettings",
     "SandboxUnavailable",
-    "SessionJob",
     "Workspace",
+    "apply_patch",
+    "case_trees",
     "connect",
     "decide_outcome",
+    "derive_seed",
     "ensure_image",
     "execution_status",
     "image_tag",
     "map_bounded",
+    "outcome_of",
+    "pack_workspace",
+    "parse_report",
+    "read_tree",
     "reproduce",
     "run_once",
     "run_sandbox",
-    "run_sessions",
+    "schedule",
     "sweep",
+    "verify_report",
 ]

@@ -8,19 +8,19 @@ run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import secrets
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from tasks.sandbox._container import Limits
-from tasks.sandbox._session import SandboxSession
+from tasks.sandbox._executor import Executor
 from tasks.sandbox._trees import Files, prefixed, read_tree
 
 AGENT_OUTPUT_CAP = 1024 * 1024
-"""Bytes of agent output kept at each end: a report up to this size arrives whole."""
+"""Largest report read back; also the bytes of agent output kept at each end."""
 
 
 def _validation_reason(exc: ValidationError) -> str:
@@ -69,14 +69,17 @@ def agent_workspace(agent: AgentVersion, buggy: Files, case: dict[str, object]) 
     return files
 
 
-# The report is whatever the agent printed on stdout. Output streams are merged
-# by the sandbox, so stdout goes to a file and is printed after a marker with a
-# per-run nonce the agent cannot know (it cannot forge the boundary).
-_WRAPPER = (
-    "marker=$BUGHUNT_MARKER; unset BUGHUNT_MARKER; out=$PWD/.bughunt-report; log=$PWD/.bughunt-log; "
-    'BUGHUNT_TREE=$PWD/tree BUGHUNT_CASE=$PWD/case.json "$@" >"$out" 2>"$log"; code=$?; '
-    'tail -c 16384 "$log"; printf "\\n%s %s\\n" "$marker" "$code"; cat "$out"; exit $code'
-)
+REPORT_PATH = "/scratch/report.json"
+"""Where an agent writes its report (``$BUGHUNT_REPORT``); read after the agent has ended."""
+
+# The agent's environment names where things are; nothing in it is secret or
+# changes between runs. The report is a file the runner reads after the
+# agent's command has ended, so nothing the agent prints can pose as it.
+_AGENT_ENV = {
+    "BUGHUNT_TREE": "/work/tree",
+    "BUGHUNT_CASE": "/work/case.json",
+    "BUGHUNT_REPORT": REPORT_PATH,
+}
 
 
 def run_agent(
@@ -91,41 +94,40 @@ def run_agent(
     limits: Limits,
     client: object | None = None,
 ) -> tuple[BugReport | str, float]:
-    """Run a command-mode agent in the sandbox; its report (or why not) and seconds taken."""
+    """Run a command-mode agent in a fresh container; its report (or why not) and seconds taken.
+
+    The agent starts in ``/work`` holding ``agent/`` (its folder), ``tree/``
+    (the buggy tree) and ``case.json``, and writes its report to
+    ``$BUGHUNT_REPORT``. A missing, oversized or malformed report is the
+    case's bad input, with the reason.
+    """
     assert agent.mode is AgentMode.COMMAND and agent.command
-    marker = "BUGHUNT-REPORT-" + secrets.token_hex(8)
-    env = {"BUGHUNT_MARKER": marker}
-    caps = Limits(
-        memory_bytes=limits.memory_bytes,
-        nano_cpus=limits.nano_cpus,
-        pids=limits.pids,
-        scratch_bytes=limits.scratch_bytes,
-        tmp_bytes=limits.tmp_bytes,
-        output_cap_bytes=AGENT_OUTPUT_CAP,
-    )
-    with SandboxSession(
+    caps = dataclasses.replace(limits, output_cap_bytes=AGENT_OUTPUT_CAP)
+    with Executor(
         run_id=run_id,
-        workspace=agent_workspace(agent, buggy, case),
         image=agent.image or image,
         limits=caps,
         network=agent.network,
-        env=env,
+        env=_AGENT_ENV,
         client=client,
-    ) as session:
-        result = session.exec(["sh", "-c", _WRAPPER, "sh", *agent.command], timeout_s=timeout_s)
+    ) as executor:
+        result = executor.run(
+            agent.command,
+            workspace=agent_workspace(agent, buggy, case),
+            timeout_s=timeout_s,
+            collect=REPORT_PATH,
+        )
     source = f"agent {agent.name} on {case_id}"
     if result.timed_out:
         return f"{source}: timed out after {timeout_s:.0f} s", result.duration_s
     if result.oom_killed:
         return f"{source}: killed for exceeding the memory limit", result.duration_s
-    head, sep, tail = result.output.rpartition(f"{marker} ")
-    if not sep:
-        return (
-            f"{source}: no report ({result.error or 'the agent did not finish'})",
-            result.duration_s,
-        )
-    code_text, _, report_text = tail.partition("\n")
-    if code_text.strip() != "0":
-        last = head.strip().splitlines()[-1:] or ["no output"]
-        return f"{source}: exit {code_text.strip()} ({last[0][:200]})", result.duration_s
-    return parse_report(report_text, source=source, agent=agent), result.duration_s
+    if result.exit_code != 0:
+        last = result.output.strip().splitlines()[-1:] or ["no output"]
+        why = result.error or f"exit {result.exit_code}"
+        return f"{source}: {why} ({last[0][:200]})", result.duration_s
+    if result.collected is None:
+        return f"{source}: wrote no report to {REPORT_PATH}", result.duration_s
+    if len(result.collected) > AGENT_OUTPUT_CAP:
+        return f"{source}: report over {AGENT_OUTPUT_CAP} bytes", result.duration_s
+    return parse_report(result.collected, source=source, agent=agent), result.duration_s

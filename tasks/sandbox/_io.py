@@ -20,6 +20,7 @@ DEFAULT_CAP = 64 * 1024
 """Bytes kept at each end of an execution's output."""
 
 _CHUNK = 64 * 1024
+_QUIET_S = 0.5  # how long a stream may be quiet before ``ended`` is asked
 
 
 class OutputCapture:
@@ -53,6 +54,10 @@ class OutputCapture:
     def cut(self) -> int:
         """Bytes seen but kept at neither end."""
         return self.total - len(self._head) - len(self._tail)
+
+    def raw(self) -> bytes:
+        """Head and tail as bytes, without a marker (for callers that cap small enough to keep all)."""
+        return bytes(self._head) + bytes(self._tail)
 
     def text(self) -> str:
         """Head and tail as text (undecodable bytes replaced), with a marker where bytes were cut."""
@@ -111,14 +116,24 @@ def raw_socket(sock: Any) -> socket.socket:
     return inner
 
 
-def pump(sock: Any, payload: bytes, sink: Callable[[bytes], None], deadline: float) -> bool:
+def pump(
+    sock: Any,
+    payload: bytes,
+    sink: Callable[[bytes], None],
+    deadline: float,
+    *,
+    ended: Callable[[], bool] | None = None,
+) -> bool:
     """Send ``payload`` then end the write side, while passing everything read to ``sink``.
 
     Reads and writes are interleaved, so a process that prints while its
     input is still arriving cannot deadlock the two. Returns True at end of
     stream, False when ``deadline`` (``time.monotonic()``) passes first. A
     peer that stops reading or hangs up ends the sending quietly (the
-    process has exited; its output still tells why).
+    process has exited; its output still tells why). ``ended``, when given,
+    is asked whenever the stream has been quiet for a while: a command whose
+    background children still hold the stream open is over once it says so
+    (what is already buffered is still read).
     """
     raw = raw_socket(sock)
     raw.setblocking(False)
@@ -133,7 +148,11 @@ def pump(sock: Any, payload: bytes, sink: Callable[[bytes], None], deadline: flo
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            for _key, mask in selector.select(left):
+            ready = selector.select(min(left, _QUIET_S) if ended is not None else left)
+            if not ready and ended is not None and ended():
+                _drain(raw, sink)
+                return True
+            for _key, mask in ready:
                 if mask & selectors.EVENT_READ:
                     try:
                         data = raw.recv(_CHUNK)
@@ -155,6 +174,18 @@ def pump(sock: Any, payload: bytes, sink: Callable[[bytes], None], deadline: flo
                     if sent >= len(view):
                         _close_write(raw)
                         selector.modify(raw, selectors.EVENT_READ)
+
+
+def _drain(raw: socket.socket, sink: Callable[[bytes], None]) -> None:
+    """Pass on what is already buffered on a non-blocking socket, without waiting for more."""
+    while True:
+        try:
+            data = raw.recv(_CHUNK)
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError, OSError):
+            return
+        if not data:
+            return
+        sink(data)
 
 
 def _close_write(raw: socket.socket) -> None:

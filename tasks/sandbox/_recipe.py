@@ -25,17 +25,17 @@ class ImageRecipe:
 
     suite: str = "bookworm"
     variant: str = "minbase"
-    packages: tuple[str, ...] = ("python3", "python3-pytest")
+    # pytest-timeout: a per-test deadline inside the run (a hang is a symptom).
+    packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-pytest-timeout")
     user: str = "sandbox"
     uid: int = 10001
     gid: int = 10001
     home: str = "/home/sandbox"
-    workdir: str = "/scratch"
-    # HOME points into the /tmp tmpfs: tools that write caches under ~ then
-    # write into scratch space that is wiped between executions.
+    workdir: str = "/work"
+    # HOME is an empty tmpfs in every container (tasks/sandbox/_container.py).
     env: tuple[tuple[str, str], ...] = (
         ("PYTHONDONTWRITEBYTECODE", "1"),
-        ("HOME", "/tmp"),  # noqa: S108  (the container's own tmpfs)
+        ("HOME", "/home/sandbox"),
         ("LANG", "C.UTF-8"),
     )
 

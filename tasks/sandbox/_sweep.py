@@ -8,9 +8,8 @@ import socket
 from typing import Any
 
 import requests
-from docker.errors import APIError, DockerException
+from docker.errors import APIError, DockerException, NotFound
 
-from tasks.sandbox._container import remove_quietly
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError
 from tasks.sandbox._labels import LABEL, OWNER_LABEL
@@ -49,15 +48,22 @@ def sweep(client: Any | None = None, run_id: str | None = None) -> list[str]:
     client = client if client is not None else connect()
     removed: list[str] = []
     try:
-        found = client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+        # The low-level list: the high-level one inspects each container and
+        # fails when another run removes one meanwhile.
+        found = client.api.containers(all=True, filters={"label": f"{LABEL}=1"})
     except (APIError, requests.RequestException, DockerException) as exc:
         raise SandboxEngineError(f"the engine could not list containers: {exc}") from exc
-    for container in found:
-        labels = container.labels or {}
-        if _owner_alive(labels.get(OWNER_LABEL)):
+    for entry in found:
+        if _owner_alive((entry.get("Labels") or {}).get(OWNER_LABEL)):
             continue
-        remove_quietly(container)
-        removed.append(container.short_id)
+        try:
+            client.api.remove_container(entry["Id"], force=True)
+        except NotFound:
+            continue  # removed meanwhile by its own run or another sweep
+        except (APIError, requests.RequestException) as exc:
+            log.warning("could not remove container %s: %s", entry["Id"][:12], exc)
+            continue
+        removed.append(entry["Id"][:12])
     if removed:
         log.info(
             "run %s swept %d leftover sandbox container(s): %s",

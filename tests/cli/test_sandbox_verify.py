@@ -32,13 +32,31 @@ def verify(report: Path, case: str, *extra: str) -> object:
 
 
 def test_reproducing_report_exits_zero_with_every_execution() -> None:
-    """A report that reproduces: 2 × repeats executions listed, verdict reproduced, exit 0."""
+    """A report that reproduces: every execution listed in the order run, verdict reproduced, exit 0."""
     report = DEMO / "recorded" / "baseline" / "cmp-withdraw-exact-balance.json"
-    result = verify(report, "cmp-withdraw-exact-balance", "--repeats", "2", "--json")
+    result = verify(report, "cmp-withdraw-exact-balance", "--repeats", "2", "--seed", "5", "--json")
     assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     data = json.loads(result.stdout)  # type: ignore[attr-defined]
-    assert data["outcome"] == "reproduced" and len(data["executions"]) == 4
-    assert [e["status"] for e in data["executions"]] == ["fail", "fail", "pass", "pass"]
+    assert data["outcome"] == "reproduced" and data["seed"] == 5
+    runs = data["executions"]
+    assert len(runs) == 6 and sum(e["rewrite"] is not None for e in runs) == 2
+    assert all(e["status"] == ("fail" if e["tree"] == "buggy" else "pass") for e in runs)
+
+
+def test_the_seed_decides_the_order_of_executions() -> None:
+    """Two seeds give two orders of the same executions; one seed, one order."""
+    report = DEMO / "recorded" / "baseline" / "cmp-withdraw-exact-balance.json"
+
+    def order(seed: str) -> list[tuple[str, bool]]:
+        result = verify(
+            report, "cmp-withdraw-exact-balance", "--repeats", "2", "--seed", seed, "--json"
+        )
+        runs = json.loads(result.stdout)["executions"]  # type: ignore[attr-defined]
+        return [(e["tree"], e["rewrite"] is not None) for e in runs]
+
+    first = order("1")
+    assert order("1") == first
+    assert any(order(s) != first for s in ("2", "3", "4"))
 
 
 def test_report_that_passes_everywhere_is_not_reproduced(tmp_path: Path) -> None:

@@ -32,9 +32,12 @@ def run_id(docker_client: Any) -> Iterator[str]:
     """A fresh run id; after the test, no container of that run may be left."""
     value = f"test-{uuid.uuid4().hex[:10]}"
     yield value
-    left = docker_client.containers.list(
-        all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={value}"]}
-    )
+    left = [
+        c["Id"]
+        for c in docker_client.api.containers(
+            all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={value}"]}
+        )
+    ]
     for container in left:
-        container.remove(force=True)
-    assert not left, f"containers left behind by run {value}: {[c.short_id for c in left]}"
+        docker_client.api.remove_container(container, force=True)
+    assert not left, f"containers left behind by run {value}: {[c[:12] for c in left]}"

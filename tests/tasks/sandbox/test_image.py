@@ -65,10 +65,10 @@ def test_existing_image_is_reused(docker_client: Any, sandbox_image: str) -> Non
 def test_image_runs_as_the_recipe_user_in_the_workdir(
     docker_client: Any, sandbox_image: str
 ) -> None:
-    """The image's config names uid 10001, /scratch and the bytecode setting."""
+    """The image's config names uid 10001, /work and the bytecode setting."""
     config = docker_client.images.get(sandbox_image).attrs["Config"]
     assert config["User"] == "10001:10001"
-    assert config["WorkingDir"] == "/scratch"
+    assert config["WorkingDir"] == "/work"
     assert "PYTHONDONTWRITEBYTECODE=1" in config["Env"]
     assert config["Labels"]["bughunt.sandbox.tag"] == sandbox_image
 

@@ -31,7 +31,8 @@ print(open("/proc/net/dev").read())
 """
 
 WRITE_PROBE = """
-for path in ["/etc/x", "/usr/x", "/x", "/home/sandbox/x", "/scratch/x", "/tmp/x", "here.txt"]:
+for path in ["/etc/x", "/usr/x", "/x", "/opt/x", "/scratch/x", "/tmp/x", "/var/tmp/x",
+             "/home/sandbox/x", "/dev/shm/x", "here.txt"]:
     try:
         with open(path, "w") as handle:
             handle.write("x")
@@ -127,11 +128,11 @@ def test_network_is_present_only_when_granted(
 def test_only_scratch_space_is_writable(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
-    """Writes to /etc, /usr, / and the home folder fail read-only; /scratch, /tmp and cwd work."""
+    """Writes to /etc, /usr, / and /opt fail read-only; the tmpfs places and cwd work."""
     result = run_once(["python3", "-c", WRITE_PROBE], run_id=run_id, client=docker_client)
-    for path in ("/etc/x", "/usr/x", "/x", "/home/sandbox/x"):
+    for path in ("/etc/x", "/usr/x", "/x", "/opt/x"):
         assert f"refused {path} Read-only file system" in result.output, result.output
-    for path in ("/scratch/x", "/tmp/x", "here.txt"):
+    for path in ("/scratch/x", "/tmp/x", "/var/tmp/x", "/home/sandbox/x", "/dev/shm/x", "here.txt"):
         assert f"wrote {path}" in result.output, result.output
 
 
@@ -239,7 +240,7 @@ def test_environment_is_passed_and_bytecode_is_never_written(
         client=docker_client,
         env={"API_KEY": "k-123", "PYTHONDONTWRITEBYTECODE": "0"},
     )
-    assert result.output == "k-123 1 /tmp\n"
+    assert result.output == "k-123 1 /home/sandbox\n"
 
 
 def test_workspace_too_big_for_scratch_is_an_error_not_a_crash(

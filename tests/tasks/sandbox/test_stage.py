@@ -5,10 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bughunt.models import ReproOutcome, Status
+from bughunt.models import ReproOutcome, Status, Tree
 from corpus import load_corpus
-from tasks.sandbox import SandboxSettings, decide_outcome, run_sandbox
+from tasks.sandbox import (
+    FINGERPRINT_REASON,
+    SandboxSettings,
+    decide_outcome,
+    derive_seed,
+    run_sandbox,
+    schedule,
+)
 from tests.flows.corpora import mini_corpus
 
 P, F, E, T = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT
@@ -34,6 +43,65 @@ def test_decide_outcome(
     assert decide_outcome(buggy, clean) == (outcome, reason)
 
 
+@pytest.mark.parametrize(
+    "rw_buggy,rw_clean,outcome,reason",
+    [
+        ([F], [P], ReproOutcome.REPRODUCED, None),
+        ([P], [P], ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON),
+        ([F], [F], ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON),
+        ([P], [F], ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON),
+        (
+            [T],
+            [P],
+            ReproOutcome.ERROR,
+            "rewritten buggy tree: 1 timeout; rewritten clean tree: 1 pass",
+        ),
+    ],
+)
+def test_a_reproduction_must_also_hold_on_the_rewritten_trees(
+    rw_buggy: list[Status], rw_clean: list[Status], outcome: ReproOutcome, reason: str | None
+) -> None:
+    """Reproduced on the trees as shown counts only when the rewrites show the same pattern."""
+    assert decide_outcome([F, F, F], [P, P, P], rw_buggy, rw_clean) == (outcome, reason)
+
+
+def test_rewrites_do_not_rescue_a_test_that_fails_on_the_shown_trees() -> None:
+    """Rewritten executions never turn a non-reproduction into a reproduction."""
+    assert decide_outcome([P, P], [P, P], [F], [P])[0] is ReproOutcome.NOT_REPRODUCED
+
+
+@given(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2**63 - 1))
+def test_schedule_holds_every_planned_execution_once(
+    repeats: int, rewrites: int, seed: int
+) -> None:
+    """Whatever the seed: each (tree, repeat, rewritten) slot exactly once, same seed same order."""
+    slots = schedule(repeats, rewrites, seed)
+    expected = {
+        (tree, r, rw)
+        for rw, n in ((False, repeats), (True, rewrites))
+        for tree in (Tree.BUGGY, Tree.CLEAN)
+        for r in range(n)
+    }
+    assert (
+        len(slots) == len(expected) and {(s.tree, s.repeat, s.rewritten) for s in slots} == expected
+    )
+    assert schedule(repeats, rewrites, seed) == slots
+
+
+def test_schedule_order_depends_on_the_seed_so_no_tree_always_comes_first() -> None:
+    """Over many seeds the first execution is on the buggy tree about half the time."""
+    firsts = [schedule(3, 1, seed)[0].tree for seed in range(400)]
+    share = firsts.count(Tree.BUGGY) / len(firsts)
+    assert 0.4 < share < 0.6, share
+
+
+def test_derived_seeds_depend_on_every_part_only() -> None:
+    """A piece's seed is a function of the run seed and names: stable, and distinct per name."""
+    assert derive_seed(7, "order", "case-a", "x") == derive_seed(7, "order", "case-a", "x")
+    assert len({derive_seed(7, "order", c, "x") for c in "abcdefgh"}) == 8
+    assert derive_seed(7, "order", "a", "x") != derive_seed(8, "order", "a", "x")
+
+
 def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
     """A case whose patch no longer applies is an error per agent; the other case still runs."""
     good, bad = "cmp-withdraw-exact-balance", "state-next-id"
@@ -51,6 +119,7 @@ def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
         settings=SandboxSettings(repeats=1),
     )
     by_case = {p.case_id: p for p in result.pairs}
-    assert by_case[good].outcome is ReproOutcome.REPRODUCED and len(by_case[good].observations) == 2
+    assert by_case[good].outcome is ReproOutcome.REPRODUCED and len(by_case[good].observations) == 4
+    assert sum(o.rewrite is not None for o in by_case[good].observations) == 2
     assert by_case[bad].outcome is ReproOutcome.ERROR and by_case[bad].observations == []
     assert (by_case[bad].reason or "").startswith("buggy tree could not be prepared: ")

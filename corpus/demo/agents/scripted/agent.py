@@ -2,8 +2,9 @@
 """Scripted bug-hunting agent for the bughunt demo corpus (no LLM, stdlib only).
 
 Contract: BUGHUNT_TREE is a writable copy of the buggy target tree,
-BUGHUNT_CASE a JSON file {"id", "title", "hints"}. The agent prints exactly one
-JSON bug report on stdout, diagnostics on stderr, and exits 0.
+BUGHUNT_CASE a JSON file {"id", "title", "hints"}. The agent writes exactly one
+JSON bug report to the file BUGHUNT_REPORT names (stdout when unset), prints
+diagnostics on stderr, and exits 0.
 
 The same file serves both styles; ``--style`` picks one. Everything below is
 deterministic: same tree + same case => byte-identical report.
@@ -352,7 +353,13 @@ def main(argv=None):
     except Exception as exc:  # never crash without a report
         log("internal error:", repr(exc))
         report = smoke_report(case, args.style, tree, f"Agent error: {exc!r}.")
-    sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    target = os.environ.get("BUGHUNT_REPORT")
+    if target:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

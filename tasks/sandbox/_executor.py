@@ -1,0 +1,404 @@
+"""Every execution in a container of its own, never used before, started ahead of need.
+
+Why not one long-lived container per (case, agent) with a clean-up between
+executions: whatever a container has run leaves traces the next execution
+can read and that no clean-up removes — process ids climb, the memory and
+CPU counters of its cgroup grow, the time since the container started, SysV
+and POSIX IPC objects, files in ``/dev/shm``. A reproduction test that can
+tell its execution's index can tell which tree it is on as soon as the order
+is known, so every execution gets a container nothing else has touched: the
+same layout, host name, user, environment and paths every time
+(docs/sandbox.md, "Neutral executions").
+
+What that costs is the container's start (about 0.2 s) and removal; both are
+kept off the critical path: a background thread keeps ``ahead`` containers
+started and idle (under init, ``sleep infinity``), and used ones are removed
+by another thread. A container is handed out once and never reused.
+
+Layout inside (the same for every execution): the workspace is unpacked into
+``/work`` (the working folder; its own timestamp normalised), and ``/work``,
+``/scratch``, ``/tmp``, ``/var/tmp``, ``$HOME`` and ``/dev/shm`` are empty,
+size-limited tmpfs mounts; the rest of the file system is read-only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import requests
+from docker.errors import APIError
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from tasks.sandbox._container import (
+    TREE_PATH,
+    UNPACK_FAILED,
+    UNPACK_MARKER,
+    Limits,
+    MiB,
+    RunResult,
+    check_command,
+    check_timeout,
+    container_config,
+    create_container,
+    remove_quietly,
+)
+from tasks.sandbox._engine import connect
+from tasks.sandbox._errors import SandboxEngineError
+from tasks.sandbox._io import FrameDecoder, OutputCapture, close_quietly, pump
+from tasks.sandbox._recipe import image_tag
+from tasks.sandbox._workspace import Workspace, pack_workspace
+
+log = logging.getLogger("bughunt.sandbox")
+
+NORMAL_MTIME = 946_684_800
+"""2000-01-01: the timestamp every file and folder of a workspace carries."""
+
+# Beyond the in-container deadline: unpacking, exec set-up, the stream closing.
+_HOST_GRACE_S = 10.0
+_CONTROL_TIMEOUT_S = 30.0
+_START_ATTEMPTS = 3
+
+_ENTRY = (
+    f'limit=$1; shift; tar -x -C {TREE_PATH} || {{ echo "{UNPACK_MARKER}" >&2; exit {UNPACK_FAILED}; }}; '
+    f"touch -d @{NORMAL_MTIME} {TREE_PATH}; "
+    f'cd {TREE_PATH} && exec timeout -s KILL "$limit" "$@"'
+)
+
+# Read after an execution killed by SIGKILL before its deadline: did the OOM
+# killer strike in this (fresh) container's memory cgroup? v2 or v1.
+_OOM_PROBE = r"""
+for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [ -r "$f" ] || continue
+  while read -r k v; do [ "$k" = oom_kill ] && echo "oom_kill=$v"; done < "$f"
+  exit 0
+done
+echo oom_kill=unknown
+"""
+_OOM_LINE = re.compile(r"oom_kill=(\d+)")
+
+
+class _Supply:
+    """Started, never-used containers: made ``ahead`` at a time by a thread, or on demand."""
+
+    def __init__(self, start: Callable[[], Any], ahead: int) -> None:
+        self._start = start
+        self._ready: queue.Queue[Any] = queue.Queue(maxsize=max(ahead, 1))
+        self._closed = threading.Event()
+        self._filler: threading.Thread | None = None
+        if ahead > 0:
+            self._filler = threading.Thread(target=self._fill, name="sandbox-warm", daemon=True)
+            self._filler.start()
+
+    def _fill(self) -> None:
+        while not self._closed.is_set():
+            try:
+                container = self._start()
+            except Exception as exc:  # takers start their own and see the error themselves
+                log.warning("starting a container ahead of need failed: %s", exc)
+                return
+            while True:
+                if self._closed.is_set():
+                    remove_quietly(container)
+                    return
+                try:
+                    self._ready.put(container, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+
+    def take(self) -> Any:
+        """A started container nobody has used; blocks while one is being started."""
+        while True:
+            try:
+                return self._ready.get(timeout=0.2)
+            except queue.Empty:
+                if self._filler is None or not self._filler.is_alive():
+                    return self._start()
+
+    def close(self) -> list[Any]:
+        """Stop making containers; the unused ones, for removal."""
+        self._closed.set()
+        if self._filler is not None:
+            self._filler.join()
+        left = []
+        while True:
+            try:
+                left.append(self._ready.get_nowait())
+            except queue.Empty:
+                return left
+
+
+class _Remover:
+    """Removes used containers on a thread of its own, off the executions' critical path."""
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="sandbox-remove", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (container := self._queue.get()) is not None:
+            remove_quietly(container)
+
+    def put(self, container: Any) -> None:
+        self._queue.put(container)
+
+    def close(self) -> None:
+        """Return once every container handed in is removed."""
+        self._queue.put(None)
+        self._thread.join()
+
+
+class Executor:
+    """Runs commands, each over a fresh copy of its workspace in a never-used hardened container.
+
+    Use as a context manager (or call :meth:`close`): on exit every container
+    it started is removed. Thread-safe: many threads may call :meth:`run` at
+    once. Bad input (command, timeout, workspace) raises :class:`InputError`
+    before anything starts; a missing image :class:`SandboxImageError`; an
+    engine that fails three starts in a row :class:`SandboxEngineError`
+    carrying the engine's message.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        image: str | None = None,
+        limits: Limits | None = None,
+        network: bool = False,
+        env: Mapping[str, str] | None = None,
+        client: Any | None = None,
+        ahead: int = 0,
+    ) -> None:
+        self.run_id = run_id
+        self.limits = limits or Limits()
+        self.image = image or image_tag()
+        self._client = client if client is not None else connect()
+        self._config = container_config(
+            image=self.image,
+            command=["sleep", "infinity"],
+            run_id=run_id,
+            limits=self.limits,
+            network=network,
+            env=env,
+            mode="execution",
+        )
+        self.containers_started = 0
+        """Containers started so far (one per execution, plus those warmed and unused)."""
+        self._count_lock = threading.Lock()
+        self._remover = _Remover()
+        self._supply = _Supply(self._start, ahead)
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove every container this executor started; safe to call twice."""
+        for container in self._supply.close():
+            self._remover.put(container)
+        self._remover.close()
+
+    def _start(self) -> Any:
+        """Create and start one container, retrying transient engine failures with backoff."""
+        retrying = Retrying(
+            stop=stop_after_attempt(_START_ATTEMPTS),
+            wait=wait_exponential(multiplier=0.5, max=4),
+            retry=retry_if_exception_type(SandboxEngineError),
+            reraise=True,
+        )
+        for attempt in retrying:
+            with attempt:
+                return self._start_once()
+        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+
+    def _start_once(self) -> Any:
+        container = create_container(self._client, self._config)
+        try:
+            container.start()
+        except (APIError, requests.RequestException) as exc:
+            remove_quietly(container)
+            raise SandboxEngineError(f"the engine could not start a container: {exc}") from exc
+        with self._count_lock:
+            self.containers_started += 1
+        return container
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        workspace: Workspace | bytes | None = None,
+        timeout_s: float = 60.0,
+        collect: str | None = None,
+    ) -> RunResult:
+        """Run ``command`` in ``/work`` over a fresh copy of ``workspace``, killed at ``timeout_s``.
+
+        ``workspace`` may be a packed tar (:func:`pack_workspace`) to skip
+        packing the same tree again. ``collect`` names a file the command is
+        to leave behind: it is read from the container after the command has
+        ended (at most ``limits.output_cap_bytes``) into ``RunResult.collected``.
+        """
+        argv = check_command(command)
+        deadline_s = check_timeout(timeout_s)
+        payload = (
+            workspace
+            if isinstance(workspace, bytes)
+            else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
+        )
+        container = self._supply.take()
+        try:
+            return self._exec(container, argv, payload, deadline_s, collect)
+        except (APIError, requests.RequestException) as exc:
+            raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
+        finally:
+            self._remover.put(container)
+
+    def _exec(
+        self, container: Any, argv: list[str], payload: bytes, timeout_s: float, collect: str | None
+    ) -> RunResult:
+        api = self._client.api
+        entry = ["sh", "-c", _ENTRY, "sh", f"{timeout_s:g}", *argv]
+        exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
+        sock = api.exec_start(exec_id, socket=True)
+        capture = OutputCapture(self.limits.output_cap_bytes)
+        started = time.monotonic()
+        try:
+            finished = pump(
+                sock,
+                payload,
+                FrameDecoder(capture.feed).feed,
+                started + timeout_s + _HOST_GRACE_S,
+                ended=lambda: not api.exec_inspect(exec_id).get("Running", True),
+            )
+        finally:
+            close_quietly(sock)
+        duration = time.monotonic() - started
+        if not finished:  # even the in-container deadline did not end it
+            return _result(None, True, False, duration, capture, timeout_s, self.limits)
+        exit_code = _exit_of(api, exec_id)
+        timed_out = exit_code in (124, 137) and duration >= timeout_s
+        oom = exit_code == 137 and not timed_out and self._oom_killed(container)
+        collected = self._read(container, collect) if collect else None
+        result = _result(exit_code, timed_out, oom, duration, capture, timeout_s, self.limits)
+        return result if collected is None else _with_collected(result, collected)
+
+    def _control(self, container: Any, argv: list[str], cap: int) -> tuple[int | None, bytes]:
+        """A short trusted exec (nothing untrusted is running it): exit code and stdout."""
+        api = self._client.api
+        exec_id = api.exec_create(container.id, argv, stdin=False, stderr=False)["Id"]
+        sock = api.exec_start(exec_id, socket=True)
+        out = OutputCapture(cap)
+        try:
+            finished = pump(
+                sock, b"", FrameDecoder(out.feed).feed, time.monotonic() + _CONTROL_TIMEOUT_S
+            )
+        finally:
+            close_quietly(sock)
+        return (_exit_of(api, exec_id) if finished else None), out.raw()
+
+    def _oom_killed(self, container: Any) -> bool:
+        with contextlib.suppress(APIError, requests.RequestException):
+            _code, out = self._control(container, ["sh", "-c", _OOM_PROBE], 4096)
+            match = _OOM_LINE.search(out.decode("utf-8", "replace"))
+            return match is not None and int(match[1]) > 0
+        return False
+
+    def _read(self, container: Any, path: str) -> bytes | None:
+        """Up to the output cap of ``path`` in the container; None when it is not a file there."""
+        cap = self.limits.output_cap_bytes
+        script = 'test -f "$1" && exec head -c "$2" "$1"; exit 3'
+        code, data = self._control(container, ["sh", "-c", script, "sh", path, str(cap + 1)], cap)
+        return data if code == 0 else None
+
+
+def _exit_of(api: Any, exec_id: str) -> int | None:
+    """Exit code of a finished exec (polled briefly: the stream can end a moment before)."""
+    for _attempt in range(50):
+        info = api.exec_inspect(exec_id)
+        if not info.get("Running"):
+            code = info.get("ExitCode")
+            return None if code is None else int(code)
+        time.sleep(0.05)
+    return None
+
+
+def _result(
+    exit_code: int | None,
+    timed_out: bool,
+    oom: bool,
+    duration: float,
+    capture: OutputCapture,
+    timeout_s: float,
+    limits: Limits,
+) -> RunResult:
+    text = capture.text()
+    error: str | None = None
+    if timed_out:
+        error = f"timed out: killed after {timeout_s:g} s"
+        exit_code = None
+    elif oom:
+        error = f"out of memory: killed at the {limits.memory_bytes // MiB} MiB limit"
+    elif exit_code == UNPACK_FAILED and UNPACK_MARKER in text:
+        error = "the workspace could not be unpacked into the scratch space"
+    elif exit_code is None:
+        error = "the engine reported no exit code for the execution"
+    return RunResult(
+        exit_code=exit_code,
+        timed_out=timed_out,
+        oom_killed=oom,
+        duration_s=round(duration, 3),
+        output=text,
+        output_truncated_bytes=capture.cut,
+        error=error,
+    )
+
+
+def _with_collected(result: RunResult, collected: bytes) -> RunResult:
+    return dataclasses.replace(result, collected=collected)
+
+
+def run_once(
+    command: Sequence[str],
+    *,
+    run_id: str,
+    workspace: Workspace | None = None,
+    image: str | None = None,
+    timeout_s: float = 60.0,
+    limits: Limits | None = None,
+    network: bool = False,
+    env: Mapping[str, str] | None = None,
+    client: Any | None = None,
+) -> RunResult:
+    """Run one command in a fresh hardened container over a copy of ``workspace``, then remove it.
+
+    The command starts in ``/work`` (a tmpfs copy of the workspace). At
+    ``timeout_s`` it is killed, what it printed is kept, and the result says
+    ``timed_out``. Bad input raises :class:`InputError` before any container
+    exists; a missing image :class:`SandboxImageError`; an engine failure
+    :class:`SandboxEngineError`. The container is removed whatever happens.
+    """
+    argv = check_command(command)
+    deadline_s = check_timeout(timeout_s)
+    limits = limits or Limits()
+    payload = pack_workspace(workspace, max_bytes=limits.scratch_bytes)
+    with Executor(
+        run_id=run_id, image=image, limits=limits, network=network, env=env, client=client
+    ) as executor:
+        return executor.run(argv, workspace=payload, timeout_s=deadline_s)

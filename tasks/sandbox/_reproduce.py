@@ -1,0 +1,256 @@
+"""One report's reproduction test against one case: the executions, shuffled, and the verdict.
+
+The test runs ``repeats`` times on the buggy and on the clean tree as the
+agent saw them, and ``rewrite_repeats`` times on behaviour-preserving
+rewrites of both (corpus/_rewrite.py), in one order shuffled from a seed
+that derives from the run's seed, the case and the agent (never from a
+worker or shard). Each execution gets a container of its own
+(``_executor``), so nothing but the tree's content tells them apart.
+
+Pure parts (the schedule, a status from an execution, the verdict) are
+functions here; :func:`reproduce` is the thin shell over an executor.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bughunt.hashing import hash_json, sha256_bytes
+from bughunt.models import BugReport, Observation, ReproOutcome, Status, Tree, utcnow
+from tasks.sandbox._container import Limits, RunResult
+from tasks.sandbox._executor import Executor
+from tasks.sandbox._trees import Files
+from tasks.sandbox._workspace import pack_workspace
+
+TEST_FILE = "test_bughunt_repro.py"
+"""Name the reproduction test is written under, at the root of each tree."""
+
+PYTEST = ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE)
+_PYTEST_EXIT = {
+    2: "pytest was interrupted (often a collection error: the test does not import)",
+    3: "pytest internal error",
+    4: "pytest usage error",
+    5: "no test was collected from the reproduction file",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CaseTrees:
+    """The trees one case's reproductions run on."""
+
+    buggy: Files
+    clean: Files
+    rewritten_buggy: Files | None = None
+    """The buggy tree after the run's behaviour-preserving rewrite; None when none applies."""
+    rewritten_clean: Files | None = None
+    rewrite_seed: int | None = None
+    """Seed the rewrites were drawn with."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One planned execution: which tree, which repeat, original or rewritten."""
+
+    tree: Tree
+    repeat: int
+    rewritten: bool
+
+
+def derive_seed(seed: int, *parts: str) -> int:
+    """A 63-bit seed for one piece of the run, from the run's seed and names only."""
+    return int(hash_json({"seed": seed, "parts": list(parts)})[:15], 16)
+
+
+def schedule(repeats: int, rewrite_repeats: int, seed: int) -> list[Slot]:
+    """Every execution of one reproduction, in an order shuffled by ``seed``."""
+    slots = [
+        Slot(tree, repeat, rewritten)
+        for rewritten, count in ((False, repeats), (True, rewrite_repeats))
+        for tree in (Tree.BUGGY, Tree.CLEAN)
+        for repeat in range(count)
+    ]
+    random.Random(seed).shuffle(slots)  # noqa: S311  (seeded on purpose: the order is recorded and replayable; the seed is what the agent cannot know)
+    return slots
+
+
+def execution_status(result: RunResult, timeout_s: float) -> tuple[Status, str | None]:
+    """pytest's exit → pass (0) / fail (1); anything else is error or timeout, with the reason."""
+    if result.timed_out:
+        return Status.TIMEOUT, f"killed at its {timeout_s:.0f} s deadline"
+    if result.oom_killed:
+        return Status.ERROR, "killed for exceeding the memory limit"
+    if result.error:
+        return Status.ERROR, result.error
+    if result.exit_code == 0:
+        return Status.PASS, None
+    if result.exit_code == 1:
+        return Status.FAIL, None
+    return Status.ERROR, _PYTEST_EXIT.get(result.exit_code or -1, f"exit code {result.exit_code}")
+
+
+def _count(statuses: Sequence[Status]) -> str:
+    counts: dict[str, int] = {}
+    for s in statuses:
+        counts[s.value] = counts.get(s.value, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+
+
+FINGERPRINT_REASON = (
+    "it does not hold on a behaviour-preserving rewrite of the trees: the test tells the "
+    "trees apart by something other than the bug"
+)
+
+
+def decide_outcome(
+    buggy: Sequence[Status],
+    clean: Sequence[Status],
+    rewritten_buggy: Sequence[Status] = (),
+    rewritten_clean: Sequence[Status] = (),
+) -> tuple[ReproOutcome, str | None]:
+    """The pair's outcome from its executions (order: flaky, error, reproduced, not_reproduced).
+
+    Flaky: a tree both passed and failed (identical content, both outcomes).
+    Error: any execution did not decide (error, timeout). Reproduced: every
+    buggy execution failed and every clean one passed, on the trees as shown
+    and on their rewrites. A test that reproduces on the trees as shown and
+    not on their rewrites is not reproduced, with that reason.
+    """
+    for name, statuses in (("buggy", buggy), ("clean", clean)):
+        if Status.PASS in statuses and Status.FAIL in statuses:
+            return ReproOutcome.FLAKY, f"{name} tree: {_count(statuses)}"
+    undecided = [s for s in (*buggy, *clean) if s not in (Status.PASS, Status.FAIL)]
+    if undecided or not buggy or not clean:
+        return ReproOutcome.ERROR, f"buggy tree: {_count(buggy)}; clean tree: {_count(clean)}"
+    if all(s is Status.FAIL for s in buggy) and all(s is Status.PASS for s in clean):
+        rewrites = (*rewritten_buggy, *rewritten_clean)
+        if any(s not in (Status.PASS, Status.FAIL) for s in rewrites):
+            return ReproOutcome.ERROR, (
+                f"rewritten buggy tree: {_count(rewritten_buggy)}; "
+                f"rewritten clean tree: {_count(rewritten_clean)}"
+            )
+        if any(s is Status.PASS for s in rewritten_buggy) or any(
+            s is Status.FAIL for s in rewritten_clean
+        ):
+            return ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON
+        return ReproOutcome.REPRODUCED, None
+    if all(s is Status.PASS for s in buggy):
+        return ReproOutcome.NOT_REPRODUCED, "the test passes on the buggy tree"
+    return ReproOutcome.NOT_REPRODUCED, "the test fails on the clean tree too"
+
+
+@dataclass(frozen=True, slots=True)
+class PairIds:
+    """Who an execution belongs to, for its observation row."""
+
+    run_id: str
+    case_id: str
+    case_hash: str | None
+    agent: str
+    image_id: str
+
+
+def reproduce(
+    report: BugReport,
+    trees: CaseTrees,
+    *,
+    executor: Executor,
+    ids: PairIds,
+    repeats: int,
+    rewrite_repeats: int,
+    timeout_s: float,
+    seed: int,
+) -> tuple[str, list[Observation]]:
+    """Run ``report``'s test on every planned tree, each execution in a fresh container.
+
+    Returns the test's hash and one observation per execution, in the
+    order they ran. Without rewritten trees, only the trees as shown run.
+    """
+    test = report.repro_test.encode("utf-8")
+    test_hash = sha256_bytes(test)
+    has_rewrite = trees.rewritten_buggy is not None and trees.rewritten_clean is not None
+    payloads = _payloads(trees, test, executor.limits)
+    order_seed = derive_seed(seed, "order", ids.case_id, ids.agent)
+    slots = schedule(repeats, rewrite_repeats if has_rewrite else 0, order_seed)
+    observations = []
+    for position, slot in enumerate(slots):
+        result = executor.run(
+            PYTEST, workspace=payloads[slot.tree, slot.rewritten], timeout_s=timeout_s
+        )
+        observations.append(
+            _observation(ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed)
+        )
+    return test_hash, observations
+
+
+def _payloads(trees: CaseTrees, test: bytes, limits: Limits) -> dict[tuple[Tree, bool], bytes]:
+    """Each tree with the test at its root, packed once."""
+    variants = {
+        (Tree.BUGGY, False): trees.buggy,
+        (Tree.CLEAN, False): trees.clean,
+        (Tree.BUGGY, True): trees.rewritten_buggy,
+        (Tree.CLEAN, True): trees.rewritten_clean,
+    }
+    return {
+        key: pack_workspace({**files, TEST_FILE: test}, max_bytes=limits.scratch_bytes)
+        for key, files in variants.items()
+        if files is not None
+    }
+
+
+def _observation(
+    ids: PairIds,
+    slot: Slot,
+    result: RunResult,
+    test_hash: str,
+    timeout_s: float,
+    position: int,
+    rewrite_seed: int | None,
+) -> Observation:
+    status, why = execution_status(result, timeout_s)
+    annotations: dict[str, object] = {
+        "output_truncated_bytes": result.output_truncated_bytes,
+        "position": position,
+    }
+    if why:
+        annotations["reason"] = why
+    suffix = "-rewrite" if slot.rewritten else ""
+    return Observation(
+        observation_id=uuid.uuid4().hex,
+        record_id=f"{ids.run_id}/{ids.case_id}/{ids.agent}/{slot.tree.value}{suffix}/{slot.repeat}",
+        case_id=ids.case_id,
+        run_id=ids.run_id,
+        agent_version=ids.agent,
+        kind=f"repro:{slot.tree.value}{suffix}",
+        status=status,
+        case_hash=ids.case_hash,
+        annotations=annotations,
+        source="sandbox",
+        batch_id=ids.run_id,
+        ingested_at=utcnow(),
+        tree=slot.tree,
+        repeat=slot.repeat,
+        exit_code=result.exit_code,
+        duration_s=round(result.duration_s, 6),
+        output=result.output,
+        test_hash=test_hash,
+        image_id=ids.image_id,
+        rewrite=rewrite_seed if slot.rewritten else None,
+    )
+
+
+def outcome_of(observations: Sequence[Observation]) -> tuple[ReproOutcome, str | None]:
+    """:func:`decide_outcome` over a pair's observations."""
+
+    def of(tree: Tree, rewritten: bool) -> list[Status]:
+        return [
+            o.status
+            for o in observations
+            if o.tree is tree and (o.rewrite is not None) is rewritten
+        ]
+
+    return decide_outcome(
+        of(Tree.BUGGY, False), of(Tree.CLEAN, False), of(Tree.BUGGY, True), of(Tree.CLEAN, True)
+    )

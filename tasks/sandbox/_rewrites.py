@@ -1,0 +1,87 @@
+"""Each case's behaviour-preserving rewrites for one run, and the check that they preserve.
+
+The rewrite (corpus/_rewrite.py) is drawn per run and case from the run's
+seed. It is checked only where a verdict depends on it: when a reproduction
+holds on the trees as shown and not on their rewrites. Then the target's own
+suite runs on all four trees, and the rewrite counts only if every target
+test keeps its outcome (the same failing tests, the same exit). The check
+runs once per case and run, whatever number of agents need it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+from corpus import rewrite_tree
+from tasks.sandbox._container import RunResult
+from tasks.sandbox._executor import Executor
+from tasks.sandbox._reproduce import CaseTrees, derive_seed
+from tasks.sandbox._trees import Files
+
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+def case_trees(buggy: Files, clean: Files, *, seed: int, case_id: str, enabled: bool) -> CaseTrees:
+    """The case's trees, with this run's rewrites when ``enabled`` and a Python file changes."""
+    if not enabled:
+        return CaseTrees(buggy=buggy, clean=clean)
+    rewrite_seed = derive_seed(seed, "rewrite", case_id)
+    rw_buggy = rewrite_tree(buggy, rewrite_seed)
+    rw_clean = rewrite_tree(clean, rewrite_seed)
+    if not rw_buggy.rewritten and not rw_clean.rewritten:
+        return CaseTrees(buggy=buggy, clean=clean)
+    return CaseTrees(
+        buggy=buggy,
+        clean=clean,
+        rewritten_buggy=rw_buggy.files,
+        rewritten_clean=rw_clean.files,
+        rewrite_seed=rewrite_seed,
+    )
+
+
+def suite_signature(result: RunResult) -> tuple[str, frozenset[str]]:
+    """What a run of the target's suite showed: how it ended, and which tests failed."""
+    if result.timed_out:
+        return "timeout", frozenset()
+    return f"exit {result.exit_code}", frozenset(_FAILED.findall(result.output))
+
+
+@dataclass
+class RewriteCheck:
+    """Lazily: does this case's rewrite keep every target test's outcome? (once per run)."""
+
+    trees: CaseTrees
+    test_command: tuple[str, ...]
+    timeout_s: float
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _answer: str | None = None
+    _done: bool = False
+
+    def problem(self, executor: Executor) -> str | None:
+        """None when the rewrite preserves the suite's outcomes; else what changed."""
+        with self._lock:
+            if not self._done:
+                self._answer = self._check(executor)
+                self._done = True
+            return self._answer
+
+    def _check(self, executor: Executor) -> str | None:
+        t = self.trees
+        assert t.rewritten_buggy is not None and t.rewritten_clean is not None
+        for name, shown, rewritten in (
+            ("buggy", t.buggy, t.rewritten_buggy),
+            ("clean", t.clean, t.rewritten_clean),
+        ):
+            before = suite_signature(self._run(executor, shown))
+            after = suite_signature(self._run(executor, rewritten))
+            if before != after:
+                return (
+                    f"the rewrite changed the target suite's outcome on the {name} tree "
+                    f"({before[0]}, {len(before[1])} failing → {after[0]}, {len(after[1])} failing)"
+                )
+        return None
+
+    def _run(self, executor: Executor, files: Files) -> RunResult:
+        return executor.run(list(self.test_command), workspace=files, timeout_s=self.timeout_s)
