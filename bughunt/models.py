@@ -485,6 +485,15 @@ class ReproOutcome(StrEnum):
     ERROR = "error"
 
 
+class Symptom(StrEnum):
+    """How a reproduced bug shows on the buggy tree."""
+
+    FAIL = "fail"
+    """The reproduction test fails there (and passes on the clean tree)."""
+    HANG = "hang"
+    """Every buggy execution hits the per-test deadline; the clean tree passes well under it."""
+
+
 class Reproduction(_Row):
     """One agent version's reproduction result on one case in one run."""
 
@@ -509,6 +518,8 @@ class Reproduction(_Row):
     """Category of the case."""
     created_at: datetime = Field(default_factory=utcnow)
     """When it was decided."""
+    symptom: Symptom | None = None
+    """How the bug showed when reproduced (fail or hang); None otherwise."""
 
 
 ROW_MODELS: tuple[type[_Row], ...] = (

@@ -14,9 +14,11 @@ from corpus._format import (
     load_corpus,
     read_toml,
 )
+from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
 
 __all__ = [
+    "DEFAULT_ORACLE",
     "DEFAULT_MAX_PATCH_BYTES",
     "Corpus",
     "CorpusConfig",
@@ -24,7 +26,10 @@ __all__ = [
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
+    "agent_view",
+    "is_hidden",
     "load_corpus",
+    "oracle_files",
     "read_toml",
     "rewrite_source",
     "rewrite_tree",

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentVersion, BugCategory, Case
+from corpus._oracle import DEFAULT_ORACLE
 
 CORPUS_FILE = "corpus.toml"
 CASE_FILE = "case.toml"
@@ -57,6 +58,12 @@ class CorpusConfig(_Model):
     """Folder holding one folder per case."""
     test_command: list[str] = Field(min_length=1)
     """Argument vector that runs the target's own tests (no shell)."""
+    oracle: list[str] = Field(default_factory=lambda: list(DEFAULT_ORACLE), min_length=1)
+    """Patterns (relative to the target) of the tests that reveal bugs; held out of agents' trees."""
+    test_timeout_s: float | None = Field(default=None, gt=0)
+    """Per-test deadline of reproduction tests on this corpus (a run's ``--test-timeout`` wins)."""
+    visible_tests: list[str] = Field(default_factory=list)
+    """Patterns of oracle files agents may see; a case whose bug one of them reveals is refused."""
     pairing: PairingConfig
     """Baseline and candidate agent versions."""
     agents: list[AgentVersion] = Field(min_length=1)

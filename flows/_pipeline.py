@@ -88,8 +88,8 @@ class RunParams(BaseModel):
     """Reports per bias probe (0: no probes)."""
     judges_config: str | None = None
     """File holding judge definitions (default ./pyproject.toml)."""
-    test_timeout_s: float = Field(default=10.0, gt=0)
-    """Deadline of one reproduction test execution."""
+    test_timeout_s: float | None = Field(default=None, gt=0)
+    """Per-test deadline of reproduction tests (default: the corpus's, else 10 s)."""
     judge_deadline_s: float = Field(default=90.0, gt=0)
     """Deadline of one judge call (all attempts)."""
     max_in_flight: int = Field(default=8, ge=1)
@@ -234,6 +234,7 @@ def reproductions_after_flakes(
                 test_hash=p.test_hash,
                 report_words=None,
                 category=categories.get(p.case_id),
+                symptom=p.symptom if outcome is ReproOutcome.REPRODUCED else None,
             )
         )
     return out
@@ -308,7 +309,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     if PlanStage.SANDBOX.value in wanted and case_ids:
         settings = SandboxSettings(
             repeats=params.repeats,
-            test_timeout_s=params.test_timeout_s,
+            test_timeout_s=params.test_timeout_s or corpus.config.test_timeout_s or 10.0,
             workers=params.workers,
             seed=params.seed or 0,
         )

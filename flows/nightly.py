@@ -30,6 +30,7 @@ def nightly_flow(
     refresh_judge: bool = False,
     probe_pairs: int = 20,
     judges_config: str | None = None,
+    test_timeout_s: float | None = None,
     seed: int | None = None,
 ) -> RunResult:
     """Compare candidate and baseline on ``corpus``; give an existing ``run_id`` to resume it."""

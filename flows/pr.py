@@ -36,6 +36,7 @@ def pr_flow(
     refresh_judge: bool = False,
     probe_pairs: int = 20,
     judges_config: str | None = None,
+    test_timeout_s: float | None = None,
     seed: int | None = None,
     fail_on_gate: bool = False,
 ) -> RunResult:

@@ -57,6 +57,18 @@ RefreshOpt = Annotated[
     bool, typer.Option("--refresh-judge", help="Send every judge call again (bypass the cache).")
 ]
 ProbesOpt = Annotated[int, typer.Option(min=0, help="Reports per bias probe (0: none).")]
+TestTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--test-timeout",
+        min=0.1,
+        help="Per-test deadline of reproduction tests in s (default: the corpus's, else 10).",
+    ),
+]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option(min=0, help="Seed of execution order and tree rewrites (default: from the run id)."),
+]
 JudgesOpt = Annotated[
     Path | None,
     typer.Option(help="TOML file with [judges.*] / [juries.*] tables (default: ./pyproject.toml)."),
@@ -79,6 +91,8 @@ def _flow_params(options: dict[str, Any]) -> dict[str, Any]:
         "refresh_judge",
         "probe_pairs",
         "judges_config",
+        "test_timeout_s",
+        "seed",
     )
     out: dict[str, Any] = {}
     for name in names:
@@ -152,6 +166,8 @@ def nightly(
     refresh_judge: RefreshOpt = False,
     probe_pairs: ProbesOpt = 20,
     judges_config: JudgesOpt = None,
+    test_timeout_s: TestTimeoutOpt = None,
+    seed: SeedOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
@@ -187,6 +203,8 @@ def pr(
     refresh_judge: RefreshOpt = False,
     probe_pairs: ProbesOpt = 20,
     judges_config: JudgesOpt = None,
+    test_timeout_s: TestTimeoutOpt = None,
+    seed: SeedOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed."""

@@ -18,6 +18,8 @@ from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._recipe import RECIPE, ImageRecipe, image_tag
 from tasks.sandbox._reproduce import (
     FINGERPRINT_REASON,
+    HANG_REASON,
+    HANG_SHARE,
     PYTEST,
     TEST_FILE,
     CaseTrees,
@@ -26,8 +28,10 @@ from tasks.sandbox._reproduce import (
     derive_seed,
     execution_status,
     outcome_of,
+    pytest_argv,
     reproduce,
     schedule,
+    symptom_of,
 )
 from tasks.sandbox._rewrites import RewriteCheck, case_trees
 from tasks.sandbox._stage import (
@@ -43,6 +47,8 @@ from tasks.sandbox._workspace import Workspace, pack_workspace
 
 __all__ = [
     "FINGERPRINT_REASON",
+    "HANG_REASON",
+    "HANG_SHARE",
     "HOSTNAME",
     "PYTEST",
     "RECIPE",
@@ -76,11 +82,13 @@ __all__ = [
     "outcome_of",
     "pack_workspace",
     "parse_report",
+    "pytest_argv",
     "read_tree",
     "reproduce",
     "run_once",
     "run_sandbox",
     "schedule",
     "sweep",
+    "symptom_of",
     "verify_report",
 ]

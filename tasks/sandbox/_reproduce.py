@@ -14,12 +14,13 @@ functions here; :func:`reproduce` is the thin shell over an executor.
 from __future__ import annotations
 
 import random
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bughunt.hashing import hash_json, sha256_bytes
-from bughunt.models import BugReport, Observation, ReproOutcome, Status, Tree, utcnow
+from bughunt.models import BugReport, Observation, ReproOutcome, Status, Symptom, Tree, utcnow
 from tasks.sandbox._container import Limits, RunResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._trees import Files
@@ -29,6 +30,34 @@ TEST_FILE = "test_bughunt_repro.py"
 """Name the reproduction test is written under, at the root of each tree."""
 
 PYTEST = ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE)
+"""The reproduction test's command; :func:`pytest_argv` adds the per-test deadline."""
+
+HANG_SHARE = 0.25
+"""A clean execution counts as passing "well under" the deadline within this share of it."""
+
+# pytest-timeout's report of a test it stopped at the per-test deadline.
+_PLUGIN_TIMEOUT = re.compile(r"^E\s+Failed: Timeout >[\d.]+s", re.MULTILINE)
+# pytest's closing line: "1 passed in 0.03s" (its own time, without the interpreter's start).
+_PYTEST_TIME = re.compile(r" in ([\d.]+)s(?: \([^)]*\))?(?: =+)?\s*$")
+
+
+def pytest_argv(test_timeout_s: float) -> list[str]:
+    """The reproduction command with pytest-timeout's per-test deadline."""
+    return [*PYTEST, f"--timeout={test_timeout_s:g}", "--timeout-method=signal"]
+
+
+def outer_deadline(test_timeout_s: float) -> float:
+    """The container's own deadline: past the per-test one, for tests that escape it."""
+    return 2 * test_timeout_s + 10
+
+
+def pytest_seconds(result: RunResult) -> float:
+    """pytest's own time for the session when it printed one, else the execution's wall time."""
+    tail = result.output.rstrip().splitlines()[-1:] or [""]
+    match = _PYTEST_TIME.search(tail[0])
+    return float(match[1]) if match else result.duration_s
+
+
 _PYTEST_EXIT = {
     2: "pytest was interrupted (often a collection error: the test does not import)",
     3: "pytest internal error",
@@ -77,9 +106,20 @@ def schedule(repeats: int, rewrite_repeats: int, seed: int) -> list[Slot]:
 
 
 def execution_status(result: RunResult, timeout_s: float) -> tuple[Status, str | None]:
-    """pytest's exit → pass (0) / fail (1); anything else is error or timeout, with the reason."""
+    """pytest's exit → pass (0) / fail (1); anything else is error or timeout, with the reason.
+
+    ``timeout_s`` is the per-test deadline: a test pytest-timeout stopped there
+    (and that really ran that long) is a ``timeout``, like one killed by the
+    container's own deadline.
+    """
     if result.timed_out:
-        return Status.TIMEOUT, f"killed at its {timeout_s:.0f} s deadline"
+        return Status.TIMEOUT, "killed at the execution's deadline"
+    if (
+        result.exit_code == 1
+        and result.duration_s >= timeout_s
+        and _PLUGIN_TIMEOUT.search(result.output)
+    ):
+        return Status.TIMEOUT, f"a test ran past its {timeout_s:g} s deadline"
     if result.oom_killed:
         return Status.ERROR, "killed for exceeding the memory limit"
     if result.error:
@@ -98,6 +138,11 @@ def _count(statuses: Sequence[Status]) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
 
 
+HANG_REASON = (
+    "symptom hang: every buggy execution hit the per-test deadline, the clean tree passed "
+    "well under it"
+)
+
 FINGERPRINT_REASON = (
     "it does not hold on a behaviour-preserving rewrite of the trees: the test tells the "
     "trees apart by something other than the bug"
@@ -109,18 +154,33 @@ def decide_outcome(
     clean: Sequence[Status],
     rewritten_buggy: Sequence[Status] = (),
     rewritten_clean: Sequence[Status] = (),
+    *,
+    slow_clean: int = 0,
 ) -> tuple[ReproOutcome, str | None]:
-    """The pair's outcome from its executions (order: flaky, error, reproduced, not_reproduced).
+    """The pair's outcome from its executions (order: flaky, hang, error, reproduced, not_reproduced).
 
     Flaky: a tree both passed and failed (identical content, both outcomes).
-    Error: any execution did not decide (error, timeout). Reproduced: every
-    buggy execution failed and every clean one passed, on the trees as shown
-    and on their rewrites. A test that reproduces on the trees as shown and
-    not on their rewrites is not reproduced, with that reason.
+    Hang: every buggy execution (shown and rewritten) hit the per-test
+    deadline and every clean one passed, none of them slowly (``slow_clean``
+    counts clean passes over :data:`HANG_SHARE` of the deadline): reproduced,
+    symptom hang (:func:`symptom_of`). Error: any other execution that did not
+    decide (error, timeout). Reproduced: every buggy execution failed and every
+    clean one passed, on the trees as shown and on their rewrites. A test that
+    reproduces on the trees as shown and not on their rewrites is not
+    reproduced, with that reason.
     """
     for name, statuses in (("buggy", buggy), ("clean", clean)):
         if Status.PASS in statuses and Status.FAIL in statuses:
             return ReproOutcome.FLAKY, f"{name} tree: {_count(statuses)}"
+    all_buggy, all_clean = (*buggy, *rewritten_buggy), (*clean, *rewritten_clean)
+    hangs = bool(buggy) and all(s is Status.TIMEOUT for s in all_buggy)
+    if hangs and clean and all(s is Status.PASS for s in all_clean):
+        if slow_clean:
+            return ReproOutcome.ERROR, (
+                f"the buggy tree hangs, but {slow_clean} clean execution(s) passed only "
+                f"slowly (over {HANG_SHARE:.0%} of the deadline): not a clear hang"
+            )
+        return ReproOutcome.REPRODUCED, HANG_REASON
     undecided = [s for s in (*buggy, *clean) if s not in (Status.PASS, Status.FAIL)]
     if undecided or not buggy or not clean:
         return ReproOutcome.ERROR, f"buggy tree: {_count(buggy)}; clean tree: {_count(clean)}"
@@ -177,7 +237,9 @@ def reproduce(
     observations = []
     for position, slot in enumerate(slots):
         result = executor.run(
-            PYTEST, workspace=payloads[slot.tree, slot.rewritten], timeout_s=timeout_s
+            pytest_argv(timeout_s),
+            workspace=payloads[slot.tree, slot.rewritten],
+            timeout_s=outer_deadline(timeout_s),
         )
         observations.append(
             _observation(ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed)
@@ -213,6 +275,7 @@ def _observation(
     annotations: dict[str, object] = {
         "output_truncated_bytes": result.output_truncated_bytes,
         "position": position,
+        "pytest_seconds": pytest_seconds(result),
     }
     if why:
         annotations["reason"] = why
@@ -241,8 +304,26 @@ def _observation(
     )
 
 
-def outcome_of(observations: Sequence[Observation]) -> tuple[ReproOutcome, str | None]:
-    """:func:`decide_outcome` over a pair's observations."""
+def symptom_of(outcome: ReproOutcome, observations: Sequence[Observation]) -> Symptom | None:
+    """How a reproduced bug showed: hang when every buggy execution timed out, else fail."""
+    if outcome is not ReproOutcome.REPRODUCED:
+        return None
+    buggy = [o.status for o in observations if o.tree is Tree.BUGGY]
+    return Symptom.HANG if buggy and all(s is Status.TIMEOUT for s in buggy) else Symptom.FAIL
+
+
+def outcome_of(
+    observations: Sequence[Observation], test_timeout_s: float
+) -> tuple[ReproOutcome, str | None]:
+    """:func:`decide_outcome` over a pair's observations and its per-test deadline."""
+    limit = HANG_SHARE * test_timeout_s
+    slow = sum(
+        1
+        for o in observations
+        if o.tree is Tree.CLEAN
+        and o.status is Status.PASS
+        and float(o.annotations.get("pytest_seconds", o.duration_s or 0.0)) > limit
+    )
 
     def of(tree: Tree, rewritten: bool) -> list[Status]:
         return [
@@ -252,5 +333,9 @@ def outcome_of(observations: Sequence[Observation]) -> tuple[ReproOutcome, str |
         ]
 
     return decide_outcome(
-        of(Tree.BUGGY, False), of(Tree.CLEAN, False), of(Tree.BUGGY, True), of(Tree.CLEAN, True)
+        of(Tree.BUGGY, False),
+        of(Tree.CLEAN, False),
+        of(Tree.BUGGY, True),
+        of(Tree.CLEAN, True),
+        slow_clean=slow,
     )

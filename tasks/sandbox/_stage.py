@@ -22,8 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bughunt.models import AgentMode, AgentVersion, BugReport, Observation, ReproOutcome
-from corpus import Corpus, LoadedCase
+from bughunt.models import (
+    AgentMode,
+    AgentVersion,
+    BugReport,
+    Observation,
+    ReproOutcome,
+    Symptom,
+)
+from corpus import Corpus, LoadedCase, agent_view
 from tasks.sandbox._agents import parse_report, recorded_report, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._engine import connect
@@ -37,10 +44,11 @@ from tasks.sandbox._reproduce import (
     PairIds,
     outcome_of,
     reproduce,
+    symptom_of,
 )
 from tasks.sandbox._rewrites import RewriteCheck, case_trees
 from tasks.sandbox._sweep import sweep
-from tasks.sandbox._trees import apply_patch, read_tree
+from tasks.sandbox._trees import Files, apply_patch, read_tree
 
 
 class SandboxSettings(BaseModel):
@@ -51,7 +59,8 @@ class SandboxSettings(BaseModel):
     repeats: int = 3
     """Executions per tree (buggy and clean) of each reproduction test."""
     test_timeout_s: float = 10.0
-    """Wall-clock deadline of one test execution."""
+    """Per-test deadline inside an execution (pytest-timeout); hitting it on every buggy
+    execution while the clean tree passes well under it reproduces a bug as a hang."""
     agent_timeout_s: float = 180.0
     """Wall-clock deadline of one agent run."""
     workers: int | None = None
@@ -93,6 +102,8 @@ class PairResult(BaseModel):
     """Seconds the agent ran (command mode)."""
     rewrite_seed: int | None = None
     """Seed of the rewrites the test also ran on; None when the case had none."""
+    symptom: Symptom | None = None
+    """How the bug showed when reproduced: fail, or hang (every buggy execution timed out)."""
     observations: list[Observation]
     """Every execution of the reproduction test."""
 
@@ -151,6 +162,8 @@ class _Job:
     agent: AgentVersion
     trees: CaseTrees
     check: RewriteCheck | None
+    view: Files
+    """The buggy tree as the agent sees it: the oracle held out."""
     report: BugReport | str | None = None
     """A report given directly (``verify_report``), instead of the agent's."""
 
@@ -182,7 +195,7 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
     return run_agent(
         job.agent,
         case_id=job.case.case_id,
-        buggy=job.trees.buggy,
+        buggy=job.view,
         case=case_info,
         run_id=env.run_id,
         image=env.image,
@@ -217,7 +230,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
             timeout_s=env.settings.test_timeout_s,
             seed=env.settings.seed,
         )
-        outcome, reason = outcome_of(observations)
+        outcome, reason = outcome_of(observations, env.settings.test_timeout_s)
         if reason == FINGERPRINT_REASON and job.check is not None:
             problem = job.check.problem(env.executor)
             if problem is not None:  # our rewrite is at fault, not the test
@@ -242,6 +255,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
         test_hash=test_hash,
         agent_seconds=agent_seconds,
         rewrite_seed=job.trees.rewrite_seed,
+        symptom=symptom_of(outcome, observations),
         observations=observations,
     )
 
@@ -290,7 +304,8 @@ def _jobs(
             if trees.rewrite_seed is not None
             else None
         )
-        jobs.extend(_Job(case, case_hash, agent, trees, check) for agent in agents)
+        view = agent_view(buggy, corpus.config.oracle, corpus.config.visible_tests)
+        jobs.extend(_Job(case, case_hash, agent, trees, check, view) for agent in agents)
     return jobs, failed
 
 
