@@ -522,6 +522,39 @@ class Reproduction(_Row):
     """How the bug showed when reproduced (fail or hang); None otherwise."""
 
 
+class ContractStatus(StrEnum):
+    """Whether a case keeps the corpus contract."""
+
+    OK = "ok"
+    """The clean suite passes (deterministically, also rewritten); the buggy one fails or hangs."""
+    BROKEN = "broken"
+    """It does not: the case is unscored with the reason."""
+
+
+class ContractCheck(_Row):
+    """The corpus contract checked for one case's content (cached by case hash)."""
+
+    __table__: ClassVar[str] = "contract_checks"
+    case_hash: str
+    """Content hash of the case the check is about (its cache key)."""
+    case_id: str
+    """Case id when checked."""
+    corpus: str
+    """Corpus name."""
+    status: ContractStatus
+    """ok or broken."""
+    reason: str | None = None
+    """Why broken; None when ok."""
+    symptom: Symptom | None = None
+    """How the bug shows in the suite: its tests fail, or the suite hangs."""
+    failing_tests: list[str] = Field(default_factory=list)
+    """Suite tests that fail on the buggy tree (the case's oracle)."""
+    run_id: str | None = None
+    """Run that checked it (None from ``bughunt corpus check`` without a ledger)."""
+    checked_at: datetime = Field(default_factory=utcnow)
+    """When it was checked."""
+
+
 ROW_MODELS: tuple[type[_Row], ...] = (
     RunInfo,
     ManifestEntry,
@@ -532,6 +565,7 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     FlakeRecord,
     StageOutput,
     Reproduction,
+    ContractCheck,
 )
 """Every model the ledger stores, in table order."""
 

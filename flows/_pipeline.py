@@ -42,7 +42,7 @@ from tasks.classify import Stage as PlanStage
 from tasks.flakes import UNTRUSTED_STATES, current_flakes, flake_key, record_key
 from tasks.hash_corpus import CACHE_FILE, HashResult, manifest_rows, previous_manifest
 from tasks.report import RunSummary, load_history, publish_artifacts, render_markdown, write_report
-from tasks.sandbox import SandboxResult, SandboxSettings
+from tasks.sandbox import SandboxResult, SandboxSettings, known_checks
 from tasks.score import (
     GateDecision,
     ReportEvidence,
@@ -184,7 +184,7 @@ def _stages(
         "sandbox": Stage(
             "sandbox",
             SandboxResult,
-            rows=lambda r: r.observations(),
+            rows=lambda r: [*r.observations(), *r.checks],
             payload_exclude={"pairs": {"__all__": {"observations"}}},
             restore_rows=_restore_sandbox,
         ),
@@ -322,7 +322,14 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 "settings": settings.model_dump(mode="json"),
             },
             lambda: run_stage(
-                sandbox_task, corpus, case_ids, [baseline, candidate], case_hashes, run_id, settings
+                sandbox_task,
+                corpus,
+                case_ids,
+                [baseline, candidate],
+                case_hashes,
+                run_id,
+                settings,
+                known_checks(store, corpus.name),
             ),
         )
         observations = sandbox.observations()

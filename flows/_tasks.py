@@ -16,7 +16,7 @@ from prefect import Task, task
 from prefect.cache_policies import NONE
 
 from bughunt.errors import TransientError
-from bughunt.models import AgentVersion, BugCategory, FlakeRecord, Observation
+from bughunt.models import AgentVersion, BugCategory, ContractCheck, FlakeRecord, Observation
 from corpus import Corpus, RejectedCase
 from ledger import Ledger
 from tasks.classify import CaseClassification, ClassifyResult, classify_incremental
@@ -95,6 +95,7 @@ def sandbox_task(
     case_hashes: dict[str, str],
     run_id: str,
     settings: SandboxSettings,
+    known_checks: dict[str, ContractCheck],
 ) -> SandboxResult:
     """Stage 3: every planned case × agent in hardened containers (a progress bar on a terminal)."""
     bar = _progress()
@@ -106,6 +107,7 @@ def sandbox_task(
             case_hashes=case_hashes,
             run_id=run_id,
             settings=settings,
+            known_checks=known_checks,
         )
     with bar:
         job = bar.add_task("sandbox", total=None)
@@ -117,6 +119,7 @@ def sandbox_task(
             run_id=run_id,
             settings=settings,
             progress=lambda done, total: bar.update(job, completed=done, total=total),
+            known_checks=known_checks,
         )
 
 

@@ -1,4 +1,4 @@
-"""Commands over a corpus: ``classify``."""
+"""Commands over a corpus: ``classify`` and ``corpus check``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,57 @@ from bughunt.cli._common import JsonOpt, console, fail, guarded, print_json, pri
 from corpus import load_corpus
 from tasks.classify import ClassifyResult, classify_corpus
 
+corpus_app = typer.Typer(
+    help="Check a corpus before any verdict is given on it.", no_args_is_help=True
+)
+
 
 def register(app: typer.Typer) -> None:
     app.command("classify")(classify)
+    app.add_typer(corpus_app, name="corpus")
+
+
+@corpus_app.command("check")
+@guarded
+def check(
+    corpus: Annotated[Path, typer.Option(help="Corpus folder.")] = Path("corpus/demo"),
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Suite runs at once (default: CPU count).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check the corpus contract of every case in the sandbox: exit 0 when every case keeps it.
+
+    The target's test_command must pass on the clean tree (twice, and on a
+    behaviour-preserving rewrite) and fail or hang alike twice on each buggy
+    tree; an equivalent patch, a failing or non-deterministic suite, or a bug a
+    visible test reveals breaks it (exit 1, each case with its reason).
+    """
+    from flows import new_run_id
+    from tasks.hash_corpus import hash_loaded_corpus
+    from tasks.sandbox import SandboxSettings, check_corpus
+
+    loaded = load_corpus(corpus)
+    hashes = hash_loaded_corpus(loaded, {}, None).hashes()
+    checks = check_corpus(
+        loaded, hashes, run_id=new_run_id("check"), settings=SandboxSettings(workers=workers)
+    )
+    broken = [c for c in checks if c.status != "ok"]
+    if as_json:
+        print_json([c.model_dump(mode="json") for c in checks])
+    else:
+        for c in checks:
+            what = (
+                f"ok ({c.symptom}, {len(c.failing_tests)} failing)"
+                if c.status == "ok"
+                else f"BROKEN: {c.reason}"
+            )
+            _say(f"{c.case_id}: {what}")
+        for rejected in loaded.rejected:
+            _say(f"{rejected.case_id}: rejected: {rejected.describe()}")
+        _say(f"{len(checks) - len(broken)} of {len(checks)} cases keep the corpus contract")
+    if broken or loaded.rejected:
+        raise typer.Exit(1)
 
 
 def _say(text: str) -> None:

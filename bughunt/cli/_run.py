@@ -67,7 +67,9 @@ TestTimeoutOpt = Annotated[
 ]
 SeedOpt = Annotated[
     int | None,
-    typer.Option(min=0, help="Seed of execution order and tree rewrites (default: from the run id)."),
+    typer.Option(
+        min=0, help="Seed of execution order and tree rewrites (default: from the run id)."
+    ),
 ]
 JudgesOpt = Annotated[
     Path | None,

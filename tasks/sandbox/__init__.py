@@ -10,6 +10,7 @@ order; ``sweep`` removes what crashed runs left behind.
 
 from tasks.sandbox._agents import REPORT_PATH, parse_report
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, Limits, RunResult
+from tasks.sandbox._contract import check_contract, known_checks
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
 from tasks.sandbox._executor import Executor, run_once
@@ -38,6 +39,7 @@ from tasks.sandbox._stage import (
     PairResult,
     SandboxResult,
     SandboxSettings,
+    check_corpus,
     run_sandbox,
     verify_report,
 )
@@ -72,12 +74,15 @@ __all__ = [
     "Workspace",
     "apply_patch",
     "case_trees",
+    "check_contract",
+    "check_corpus",
     "connect",
     "decide_outcome",
     "derive_seed",
     "ensure_image",
     "execution_status",
     "image_tag",
+    "known_checks",
     "map_bounded",
     "outcome_of",
     "pack_workspace",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from bughunt.models import (
     AgentMode,
     AgentVersion,
     BugReport,
+    ContractCheck,
+    ContractStatus,
     Observation,
     ReproOutcome,
     Symptom,
@@ -33,6 +35,7 @@ from bughunt.models import (
 from corpus import Corpus, LoadedCase, agent_view
 from tasks.sandbox._agents import parse_report, recorded_report, run_agent
 from tasks.sandbox._container import Limits
+from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError
 from tasks.sandbox._executor import Executor
@@ -71,8 +74,10 @@ class SandboxSettings(BaseModel):
     """Seed of the execution order and the trees' rewrites (the flow draws one per run)."""
     rewrite_repeats: int = Field(default=1, ge=0)
     """Executions per rewritten tree (0: no rewrites, fingerprints go unchecked)."""
-    suite_timeout_s: float = 300.0
-    """Deadline of one run of the target's own suite (checking a rewrite)."""
+    suite_timeout_s: float = 120.0
+    """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
+    check_contract: bool = True
+    """Check each case's corpus contract (cached by case hash) before any verdict on it."""
 
 
 class PairResult(BaseModel):
@@ -147,6 +152,8 @@ class SandboxResult(BaseModel):
     """Seed the executions were shuffled and the trees rewritten with."""
     swept: list[str]
     """Containers of crashed runs removed at the start."""
+    checks: list[ContractCheck] = []
+    """Corpus-contract checks made in this run (cases whose content was not checked before)."""
     pairs: list[PairResult]
     """One per planned case × agent version, sorted."""
 
@@ -309,6 +316,44 @@ def _jobs(
     return jobs, failed
 
 
+def _contract(
+    corpus: Corpus,
+    case_ids: Sequence[str],
+    case_hashes: Mapping[str, str],
+    settings: SandboxSettings,
+    client: Any,
+    image: str,
+    run_id: str,
+    known: Mapping[str, ContractCheck],
+) -> tuple[list[ContractCheck], dict[str, str]]:
+    """New contract checks, and the reason per case that breaks the contract."""
+    if not settings.check_contract:
+        return [], {}
+    todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
+    workers = settings.workers or os.cpu_count() or 1
+    with Executor(run_id=run_id, image=image, client=client, ahead=workers) as executor:
+        new = check_contract(
+            corpus,
+            todo,
+            case_hashes,
+            executor=executor,
+            timeout_s=settings.suite_timeout_s,
+            workers=workers,
+            run_id=run_id,
+        )
+    by_case = {c.case_id: c for c in new}
+    for case_id in case_ids:
+        cached = known.get(case_hashes.get(case_id, ""))
+        if case_id not in by_case and cached is not None:
+            by_case[case_id] = cached
+    broken = {
+        case_id: f"the case breaks the corpus contract: {check.reason}"
+        for case_id, check in by_case.items()
+        if check.status is ContractStatus.BROKEN
+    }
+    return [c for c in new if c.case_hash], broken
+
+
 def _stage_env(run_id: str, settings: SandboxSettings) -> tuple[Any, str, str, list[str]]:
     """Engine client, image tag and id (built if missing), and what the sweep removed."""
     client = connect()
@@ -356,14 +401,26 @@ def run_sandbox(
     run_id: str,
     settings: SandboxSettings,
     progress: Callable[[int, int], None] | None = None,
+    known_checks: Mapping[str, ContractCheck] | None = None,
 ) -> SandboxResult:
     """Run every planned case × agent; builds the image if missing and sweeps crashed runs first.
 
-    A case whose patch does not apply is an error for each agent (reason kept);
-    a missing Docker engine raises :class:`SandboxUnavailable` (never a fallback).
+    Each case's corpus contract is checked first (``known_checks``, by case
+    hash, are reused); a case that breaks it, or whose patch does not apply,
+    is an error for each agent with the reason, and nothing of it runs. A
+    missing Docker engine raises :class:`SandboxUnavailable` (never a fallback).
     """
     client, image, image_id, swept = _stage_env(run_id, settings)
+    checks, broken = _contract(
+        corpus, case_ids, case_hashes, settings, client, image, run_id, known_checks or {}
+    )
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
+    failed += [
+        PairResult.failed(job.case.case_id, job.case_hash, job.agent, broken[job.case.case_id])
+        for job in jobs
+        if job.case.case_id in broken
+    ]
+    jobs = [job for job in jobs if job.case.case_id not in broken]
     results = _run_jobs(
         jobs,
         run_id=run_id,
@@ -375,7 +432,7 @@ def run_sandbox(
     )
     pairs = sorted([*results, *failed], key=lambda p: (p.case_id, p.agent_version))
     return SandboxResult(
-        image=image, image_id=image_id, seed=settings.seed, swept=swept, pairs=pairs
+        image=image, image_id=image_id, seed=settings.seed, swept=swept, pairs=pairs, checks=checks
     )
 
 
@@ -399,3 +456,20 @@ def verify_report(
     return _run_jobs(
         [job], run_id=run_id, settings=settings, client=client, image=image, image_id=image_id
     )[0]
+
+
+def check_corpus(
+    corpus: Corpus, case_hashes: Mapping[str, str], *, run_id: str, settings: SandboxSettings
+) -> list[ContractCheck]:
+    """The corpus contract of every loaded case, checked now (``bughunt corpus check``)."""
+    client, image, _image_id, _swept = _stage_env(run_id, settings)
+    workers = settings.workers or os.cpu_count() or 1
+    with Executor(run_id=run_id, image=image, client=client, ahead=workers) as executor:
+        return check_contract(
+            corpus,
+            [c.case_id for c in corpus.cases],
+            case_hashes,
+            executor=executor,
+            timeout_s=settings.suite_timeout_s,
+            workers=workers,
+        )

@@ -104,3 +104,40 @@ def test_a_malformed_report_file_names_the_agent_and_line(
     pair = _run(_agent_corpus(tmp_path, '{\n  "title": "x",\n  oops\n}'), run_id)
     assert pair.outcome is ReproOutcome.ERROR
     assert (pair.unusable_reason or "").startswith(f"agent hostile on {CASE}:3: not valid JSON")
+
+
+SEEKER = textwrap.dedent(
+    """
+    import json, os, subprocess
+    found = []
+    for base, _dirs, files in os.walk("/"):
+        if base.startswith(("/proc", "/sys", "/usr", "/dev")):
+            continue
+        found += [os.path.join(base, f) for f in files if f.startswith("test_") or f == "conftest.py"]
+    run = subprocess.run(
+        ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co"],
+        cwd=os.environ["BUGHUNT_TREE"], capture_output=True, text=True,
+    )
+    report = dict(GENUINE)
+    report["summary"] = json.dumps({"found": sorted(found), "collected": run.stdout[-500:]})
+    with open(os.environ["BUGHUNT_REPORT"], "w") as handle:
+        json.dump(report, handle)
+    """
+)
+
+
+@pytest.mark.docker
+def test_an_agent_that_runs_every_test_it_can_find_finds_no_oracle_test(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """The oracle (the target's tests/) is not in the agent's tree nor anywhere it can look."""
+    root = _agent_corpus(tmp_path, "")
+    (root / "agents" / "hostile" / "agent.py").write_text(
+        f"GENUINE = {json.dumps(GENUINE)!r}\nimport json as _j\nGENUINE = _j.loads(GENUINE)\n"
+        + SEEKER
+    )
+    pair = _run(root, run_id)
+    assert pair.report is not None, pair.reason
+    seen = json.loads(pair.report.summary)
+    assert seen["found"] == [], seen["found"]
+    assert "no tests collected" in seen["collected"] or "0 items" in seen["collected"], seen

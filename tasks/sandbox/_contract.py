@@ -1,0 +1,174 @@
+"""The corpus contract, checked before any verdict: the suite is an oracle that works.
+
+For each case: the target's ``test_command`` (with the oracle) passes on the
+clean tree, twice and on a behaviour-preserving rewrite; the case's patch
+makes it fail (or hang), twice alike. A case that breaks it is unscored with
+the reason: an equivalent patch (no test outcome changes), a failing clean
+suite, a non-deterministic suite, or a bug a test shown to agents already
+reveals. Every suite run is a neutral execution (``_executor``). Results are
+cached by case hash by the caller (the ledger's ``contract_checks``), so an
+unchanged case is not checked again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bughunt.models import ContractCheck, ContractStatus, Symptom
+from corpus import Corpus, is_hidden, rewrite_tree
+from ledger import Ledger, arrow_to_rows
+from tasks.sandbox._container import RunResult
+from tasks.sandbox._executor import Executor
+from tasks.sandbox._pool import map_bounded
+from tasks.sandbox._reproduce import derive_seed
+from tasks.sandbox._rewrites import suite_signature
+from tasks.sandbox._trees import Files, apply_patch, read_tree
+
+Signature = tuple[str, frozenset[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class CleanVerdict:
+    """What the clean tree's suite showed (shared by every case of the target)."""
+
+    problem: str | None
+    """Why the clean tree breaks the contract; None when it keeps it."""
+
+
+def _describe(sig: Signature) -> str:
+    failing = sorted(sig[1])
+    shown = ", ".join(failing[:3]) + (" …" if len(failing) > 3 else "")
+    return f"{sig[0]}" + (f", failing {shown}" if failing else "")
+
+
+def judge_clean(first: Signature, second: Signature, rewritten: Signature) -> CleanVerdict:
+    """The clean tree keeps the contract when all three runs passed (exit 0), alike."""
+    if first != second:
+        return CleanVerdict(
+            f"the suite is non-deterministic on the clean tree ({_describe(first)} then "
+            f"{_describe(second)})"
+        )
+    if first[0] != "exit 0":
+        return CleanVerdict(f"the suite fails on the clean tree ({_describe(first)})")
+    if rewritten != first:
+        return CleanVerdict(
+            f"the suite fails on a behaviour-preserving rewrite of the clean tree "
+            f"({_describe(rewritten)})"
+        )
+    return CleanVerdict(None)
+
+
+def judge_buggy(
+    first: Signature, second: Signature, *, visible: Sequence[str], oracle: Sequence[str]
+) -> tuple[ContractStatus, str | None, Symptom | None]:
+    """A buggy tree keeps the contract when the suite fails (or hangs) the same way twice."""
+    if first != second:
+        return (
+            ContractStatus.BROKEN,
+            f"the suite is non-deterministic on the buggy tree ({_describe(first)} then "
+            f"{_describe(second)})",
+            None,
+        )
+    if first[0] == "exit 0":
+        return (
+            ContractStatus.BROKEN,
+            "equivalent patch: the suite still passes on the buggy tree",
+            None,
+        )
+    shown = sorted(t for t in first[1] if not is_hidden(t.split("::")[0], oracle, visible))
+    if shown:
+        return (
+            ContractStatus.BROKEN,
+            f"a test shown to agents already reveals the bug ({', '.join(shown[:3])})",
+            None,
+        )
+    return ContractStatus.OK, None, Symptom.HANG if first[0] == "timeout" else Symptom.FAIL
+
+
+def check_contract(
+    corpus: Corpus,
+    case_ids: Iterable[str],
+    case_hashes: Mapping[str, str],
+    *,
+    executor: Executor,
+    timeout_s: float,
+    workers: int,
+    run_id: str | None = None,
+) -> list[ContractCheck]:
+    """Check every named case (patches that do not apply are the stage's to report)."""
+    wanted = set(case_ids)
+    cases = [c for c in corpus.cases if c.case_id in wanted]
+    if not cases:
+        return []
+    command = list(corpus.config.test_command)
+    clean = read_tree(corpus.config.target)
+
+    def suite(files: Files) -> Signature:
+        result: RunResult = executor.run(command, workspace=files, timeout_s=timeout_s)
+        return suite_signature(result)
+
+    rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name)).files
+    buggy: dict[str, Files] = {}
+    checks = []
+    for case in cases:
+        try:
+            buggy[case.case_id] = apply_patch(
+                corpus.config.target, case.patch, file=corpus.relative(case.patch_path)
+            )
+        except Exception as exc:  # a bad case costs only itself
+            why = f"the patch does not apply: {getattr(exc, 'message', exc)}"
+            checks.append(_check(corpus, case.case_id, case_hashes, ContractStatus.BROKEN, why))
+    jobs: list[Files] = [clean, clean, rewritten]
+    order = sorted(buggy)
+    for case_id in order:
+        jobs += [buggy[case_id], buggy[case_id]]
+    sigs = map_bounded(suite, jobs, max_workers=workers)
+    verdict = judge_clean(sigs[0], sigs[1], sigs[2])
+    for index, case_id in enumerate(order):
+        first, second = sigs[3 + 2 * index], sigs[4 + 2 * index]
+        reason: str | None
+        if verdict.problem is not None:
+            status, reason, symptom = ContractStatus.BROKEN, verdict.problem, None
+        else:
+            status, reason, symptom = judge_buggy(
+                first, second, visible=corpus.config.visible_tests, oracle=corpus.config.oracle
+            )
+        checks.append(
+            _check(corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id)
+        )
+    return sorted(checks, key=lambda c: c.case_id)
+
+
+def _check(
+    corpus: Corpus,
+    case_id: str,
+    case_hashes: Mapping[str, str],
+    status: ContractStatus,
+    reason: str | None,
+    symptom: Symptom | None = None,
+    failing: list[str] | None = None,
+    run_id: str | None = None,
+) -> ContractCheck:
+    return ContractCheck(
+        case_hash=case_hashes.get(case_id, ""),
+        case_id=case_id,
+        corpus=corpus.name,
+        status=status,
+        reason=reason,
+        symptom=symptom,
+        failing_tests=failing or [],
+        run_id=run_id,
+    )
+
+
+def known_checks(store: Ledger, corpus: str) -> dict[str, ContractCheck]:
+    """The latest contract check per case hash of ``corpus`` in the ledger (read-only)."""
+    if not store.path.exists():
+        return {}
+    table = store.query_arrow(
+        "SELECT * FROM contract_checks WHERE corpus = ? AND case_hash <> '' "
+        "QUALIFY row_number() OVER (PARTITION BY case_hash ORDER BY checked_at DESC) = 1",
+        [corpus],
+    )
+    return {c.case_hash: c for c in arrow_to_rows(ContractCheck, table)}

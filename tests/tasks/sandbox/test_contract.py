@@ -1,0 +1,143 @@
+"""The corpus contract, checked before any verdict: pure rules and the real engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bughunt.models import ContractStatus, ReproOutcome, Symptom
+from corpus import DEFAULT_ORACLE, load_corpus
+from tasks.sandbox import SandboxSettings, check_corpus, run_sandbox
+from tasks.sandbox._contract import judge_buggy, judge_clean
+
+OK = ("exit 0", frozenset())
+FAILS = ("exit 1", frozenset({"tests/test_m.py::test_a"}))
+
+MODULE = "def double(n):\n    result = n * 2\n    return result\n"
+TESTS = "from pkg.m import double\n\n\ndef test_a():\n    assert double(2) == 4\n"
+RANDOM_TEST = "import os\n\n\ndef test_coin():\n    assert os.urandom(1)[0] < 128\n"
+CORPUS = """\
+name = "contract"
+target = "target"
+cases = "cases"
+test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+{extra}
+[pairing]
+baseline = "a"
+candidate = "b"
+
+[[agents]]
+name = "a"
+family = "alpha"
+mode = "replay"
+reports = "reports"
+
+[[agents]]
+name = "b"
+family = "beta"
+mode = "replay"
+reports = "reports"
+"""
+
+
+def _patch(old: str, new: str) -> str:
+    lines = MODULE.splitlines()
+    body = "".join(
+        (f"-{line}\n+{line.replace(old, new)}\n" if old in line else f" {line}\n") for line in lines
+    )
+    return f"--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1,3 +1,3 @@\n{body}"
+
+
+def _corpus(root: Path, cases: dict[str, str], *, tests: str = TESTS, extra: str = "") -> Path:
+    (root / "target" / "pkg").mkdir(parents=True)
+    (root / "target" / "pkg" / "__init__.py").write_text("")
+    (root / "target" / "pkg" / "m.py").write_text(MODULE)
+    (root / "target" / "tests").mkdir()
+    (root / "target" / "tests" / "test_m.py").write_text(tests)
+    for case_id, patch in cases.items():
+        folder = root / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.toml").write_text(f'id = "{case_id}"\ntitle = "double is wrong"\n')
+        (folder / "bug.patch").write_text(patch)
+    (root / "reports").mkdir()
+    (root / "corpus.toml").write_text(CORPUS.format(extra=extra))
+    return root
+
+
+def test_clean_tree_rules() -> None:
+    """A clean suite must pass alike twice and on its rewrite; each breach is named."""
+    assert judge_clean(OK, OK, OK).problem is None
+    assert "non-deterministic on the clean tree" in (judge_clean(OK, FAILS, OK).problem or "")
+    assert "fails on the clean tree" in (judge_clean(FAILS, FAILS, FAILS).problem or "")
+    assert "rewrite of the clean tree" in (judge_clean(OK, OK, FAILS).problem or "")
+
+
+def test_buggy_tree_rules() -> None:
+    """A buggy suite must fail (or hang) alike twice, through no test shown to agents."""
+    oracle = list(DEFAULT_ORACLE)
+    assert judge_buggy(FAILS, FAILS, visible=[], oracle=oracle) == (
+        ContractStatus.OK,
+        None,
+        Symptom.FAIL,
+    )
+    hang = ("timeout", frozenset())
+    assert judge_buggy(hang, hang, visible=[], oracle=oracle)[2] is Symptom.HANG
+    assert "equivalent patch" in (judge_buggy(OK, OK, visible=[], oracle=oracle)[1] or "")
+    assert "non-deterministic" in (judge_buggy(FAILS, OK, visible=[], oracle=oracle)[1] or "")
+    shown = judge_buggy(FAILS, FAILS, visible=["tests/test_m.py"], oracle=oracle)
+    assert shown[0] is ContractStatus.BROKEN and "shown to agents" in (shown[1] or "")
+
+
+@pytest.mark.docker
+def test_equivalent_patch_and_visible_test_are_caught_the_real_bug_kept(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """On the engine: a real bug keeps the contract, an equivalent patch breaks it."""
+    cases = {
+        "real-bug": _patch("n * 2", "n * 3"),
+        "equivalent": _patch("result = n * 2", "result = 2 * n"),
+    }
+    corpus = load_corpus(_corpus(tmp_path / "a", cases))
+    checks = {
+        c.case_id: c for c in check_corpus(corpus, {}, run_id=run_id, settings=SandboxSettings())
+    }
+    assert checks["real-bug"].status is ContractStatus.OK
+    assert checks["real-bug"].failing_tests == ["tests/test_m.py::test_a"]
+    assert checks["equivalent"].status is ContractStatus.BROKEN
+    assert "equivalent patch" in (checks["equivalent"].reason or "")
+    shown = load_corpus(_corpus(tmp_path / "b", cases, extra='visible_tests = ["tests/*"]\n'))
+    check = check_corpus(shown, {}, run_id=run_id, settings=SandboxSettings())[1]
+    assert check.case_id == "real-bug" and "shown to agents" in (check.reason or "")
+
+
+@pytest.mark.docker
+def test_failing_or_random_clean_suite_breaks_every_case_and_the_stage_runs_none(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """A clean suite that fails, or passes only by chance, leaves every case unscored."""
+    cases = {"real-bug": _patch("n * 2", "n * 3")}
+    failing = load_corpus(_corpus(tmp_path / "a", cases, tests=TESTS.replace("== 4", "== 5")))
+    (check,) = check_corpus(failing, {}, run_id=run_id, settings=SandboxSettings())
+    assert "fails on the clean tree" in (check.reason or "")
+    coin = load_corpus(_corpus(tmp_path / "b", cases, tests=TESTS + "\n\n" + RANDOM_TEST))
+    # Each check sees the coin differ between its two clean runs with p = 1/2: stop at the
+    # first that does (12 tries: a miss by chance has p = 1/4096).
+    reasons = []
+    for _ in range(12):
+        reasons.append(
+            check_corpus(coin, {}, run_id=run_id, settings=SandboxSettings())[0].reason or ""
+        )
+        if "non-deterministic" in reasons[-1]:
+            break
+    assert any("non-deterministic" in r for r in reasons), reasons
+    result = run_sandbox(
+        failing,
+        case_ids=["real-bug"],
+        agents=failing.config.agents,
+        case_hashes={},
+        run_id=run_id,
+        settings=SandboxSettings(),
+    )
+    assert all(p.outcome is ReproOutcome.ERROR and p.observations == [] for p in result.pairs)
+    assert all("breaks the corpus contract" in (p.reason or "") for p in result.pairs)
