@@ -18,8 +18,8 @@ from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
 
 __all__ = [
-    "DEFAULT_ORACLE",
     "DEFAULT_MAX_PATCH_BYTES",
+    "DEFAULT_ORACLE",
     "Corpus",
     "CorpusConfig",
     "LoadedCase",

@@ -16,6 +16,15 @@ def parse_amount(text):
 
     Accepts an optional sign, optional thousands separators and at most two
     decimals. Raises :class:`AmountError` for anything else.
+
+    >>> parse_amount("1,234.5")
+    123450
+    >>> parse_amount("-0.05")
+    -5
+    >>> parse_amount("12.345")
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.AmountError: invalid amount: '12.345'
     """
     if not isinstance(text, str):
         raise AmountError(f"amount must be text, got {type(text).__name__}")
@@ -30,7 +39,18 @@ def parse_amount(text):
 
 
 def format_amount(cents, thousands=False):
-    """Format cents as text: ``-1234`` becomes ``"-12.34"``."""
+    """Format cents as text: ``-1234`` becomes ``"-12.34"``.
+
+    The cents always take two digits; ``thousands=True`` groups the whole
+    part with commas.
+
+    >>> format_amount(-1234)
+    '-12.34'
+    >>> format_amount(105)
+    '1.05'
+    >>> format_amount(123456789, thousands=True)
+    '1,234,567.89'
+    """
     if not isinstance(cents, int) or isinstance(cents, bool):
         raise AmountError(f"cents must be an int, got {type(cents).__name__}")
     sign = "-" if cents < 0 else ""
@@ -43,6 +63,11 @@ def split_evenly(total, parts):
     """Split ``total`` cents into ``parts`` shares that differ by at most one cent.
 
     The first shares get the extra cents; the shares always add up to ``total``.
+
+    >>> split_evenly(100, 3)
+    [34, 33, 33]
+    >>> split_evenly(-5, 2)
+    [-3, -2]
     """
     if parts <= 0:
         raise AmountError("parts must be positive")
@@ -60,6 +85,11 @@ def allocate(total, weights):
 
     Ties in the remainders go to the earlier weight. The result always adds
     up to ``total``.
+
+    >>> allocate(1000, [3, 1])
+    [750, 250]
+    >>> allocate(100, [1, 1, 1])
+    [34, 33, 33]
     """
     if not weights:
         raise AmountError("weights must not be empty")

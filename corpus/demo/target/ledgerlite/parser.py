@@ -100,7 +100,35 @@ def _finish(pending, journal):
 
 
 def parse(text):
-    """Parse journal ``text`` into a :class:`Journal` (nothing is posted yet)."""
+    """Parse journal ``text`` into a :class:`Journal` (nothing is posted yet).
+
+    >>> journal = parse('''
+    ... open assets:bank asset
+    ... 2024-01-05 Salary for January #salary
+    ...     assets:bank      1,500.00
+    ...     income:salary
+    ... ''')
+    >>> [(d.name, d.kind, d.line) for d in journal.opens], journal.header_lines()
+    ([('assets:bank', 'asset', 2)], [3])
+    >>> tx = journal.transactions[0].transaction
+    >>> tx.description, sorted(tx.tags), [(p.account, p.amount) for p in tx.postings]
+    ('Salary for January', ['salary'], [('assets:bank', 150000), ('income:salary', -150000)])
+
+    Every error names the 1-based line it refers to:
+
+    >>> parse("open assets:bank asset\\nopen assets:cash money")
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.ParseError: line 2: unknown account kind 'money'
+    >>> parse("2024-01-05 Lunch\\n    expenses:food  12.345\\n    assets:cash")
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.ParseError: line 2: invalid amount: '12.345'
+    >>> parse("2024-01-05 Lunch\\n    expenses:food  12.50\\n    assets:cash\\n    assets:bank")
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.ParseError: line 4: only one posting may omit its amount
+    """
     journal = Journal()
     pending = None
     for lineno, raw_line in enumerate(text.splitlines(), start=1):
@@ -139,7 +167,26 @@ def parse(text):
 
 
 def load(text, ledger=None):
-    """Parse ``text`` and post it into ``ledger`` (a new one by default)."""
+    """Parse ``text`` and post it into ``ledger`` (a new one by default).
+
+    >>> ledger = load('''
+    ... open assets:bank asset
+    ... open income:salary income
+    ...
+    ... 2024-01-31 Salary
+    ...     assets:bank    3,000.00
+    ...     income:salary
+    ... ''')
+    >>> ledger.balance("assets:bank"), ledger.balance("income:salary")
+    (300000, 300000)
+
+    What the ledger refuses is a :class:`ParseError` at the line it came from:
+
+    >>> load("; February\\n2024-02-01 Rent\\n    expenses:rent  900.00\\n    assets:bank", ledger)
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.ParseError: line 2: expenses:rent: no such account
+    """
     journal = parse(text)
     ledger = ledger if ledger is not None else Ledger()
     for directive in journal.opens:

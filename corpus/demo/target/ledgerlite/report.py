@@ -1,4 +1,44 @@
-"""Read-only reports over a ledger."""
+"""Read-only reports over a ledger.
+
+A tour over a small household journal:
+
+>>> from datetime import date
+>>> from ledgerlite import Period, load
+>>> ledger = load('''
+... open assets:bank asset
+... open expenses:food expense
+... open expenses:rent expense
+... open income:salary income
+...
+... 2024-01-31 Salary #salary
+...     assets:bank    3,000.00
+...     income:salary
+...
+... 2024-02-01 Rent #home
+...     expenses:rent    900.00
+...     assets:bank
+...
+... 2024-02-03 Groceries
+...     expenses:food     45.05
+...     assets:bank
+... ''')
+>>> print(format_balance_sheet(balance_sheet(ledger), width=16), end="")
+assets                2,054.95
+  bank                2,054.95
+expenses                945.05
+  food                   45.05
+  rent                  900.00
+income                3,000.00
+  salary              3,000.00
+>>> [row[1:] for row in running_balance(ledger, "assets:bank")]
+[(1, 300000, 300000), (2, -90000, 210000), (3, -4505, 205495)]
+>>> top_expenses(ledger, 2)
+[('expenses:rent', 90000), ('expenses:food', 4505)]
+>>> monthly_totals(ledger, "assets:bank", Period(date(2024, 1, 1), date(2024, 3, 1)))
+[('2024-01', 300000), ('2024-02', -94505)]
+>>> income_statement(ledger)
+{'income': 300000, 'expenses': 94505, 'net': 205495}
+"""
 
 from .account import CREDIT_NORMAL
 from .errors import LedgerError
@@ -6,7 +46,15 @@ from .money import format_amount
 
 
 def paginate(items, page, per_page):
-    """Return page ``page`` (1-based) of ``items``; an empty list past the end."""
+    """Return page ``page`` (1-based) of ``items``; an empty list past the end.
+
+    >>> paginate(list("abcde"), 1, 2)
+    ['a', 'b']
+    >>> paginate(list("abcde"), 3, 2)
+    ['e']
+    >>> paginate(list("abcde"), 4, 2)
+    []
+    """
     if page < 1:
         raise LedgerError("page numbers start at 1")
     if per_page < 1:
@@ -16,6 +64,11 @@ def paginate(items, page, per_page):
 
 
 def page_count(total, per_page):
+    """How many pages ``total`` items fill; at least one, even when empty.
+
+    >>> page_count(5, 2), page_count(0, 10)
+    (3, 1)
+    """
     if per_page < 1:
         raise LedgerError("per_page must be positive")
     return max(1, -(-total // per_page))

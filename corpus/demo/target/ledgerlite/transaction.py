@@ -18,6 +18,13 @@ class Posting:
 
 @dataclass
 class Transaction:
+    """A dated group of postings; it is posted once it has an ``id``.
+
+    >>> lunch = Transaction(date(2024, 1, 5), "Lunch", [Posting("expenses:food", 1250), Posting("assets:cash", -1250)])
+    >>> lunch.total(), lunch.is_balanced(), lunch.accounts()
+    (0, True, ['expenses:food', 'assets:cash'])
+    """
+
     date: date
     description: str
     postings: list
@@ -41,11 +48,30 @@ class Transaction:
         return seen
 
     def amount_for(self, account):
-        """Net amount this transaction moves into ``account``."""
+        """Net amount this transaction moves into ``account``.
+
+        >>> split = Transaction(date(2024, 1, 5), "Groceries", [Posting("expenses:food", 700), Posting("expenses:food", 300), Posting("assets:cash", -1000)])
+        >>> split.amount_for("expenses:food"), split.accounts()
+        (1000, ['expenses:food', 'assets:cash'])
+        """
         return sum(p.amount for p in self.postings if p.account == account)
 
     def validate(self):
-        """Raise :class:`TransactionError` unless the transaction is well formed."""
+        """Raise :class:`TransactionError` unless the transaction is well formed.
+
+        A well-formed transaction has a date, a description and at least two
+        postings, each of a non-zero integer amount, adding up to zero:
+
+        >>> Transaction(date(2024, 1, 5), "Lunch", [Posting("expenses:food", 1250), Posting("assets:cash", -1250)]).validate()
+        >>> Transaction(date(2024, 1, 5), "Nothing", [Posting("expenses:food", 0), Posting("assets:cash", 0)]).validate()
+        Traceback (most recent call last):
+          ...
+        ledgerlite.errors.TransactionError: expenses:food: zero-amount posting
+        >>> Transaction(date(2024, 1, 5), "Lunch", [Posting("expenses:food", 1250), Posting("assets:cash", -1200)]).validate()
+        Traceback (most recent call last):
+          ...
+        ledgerlite.errors.UnbalancedTransaction: postings do not balance: off by 50 cents
+        """
         if not isinstance(self.date, date):
             raise TransactionError("transaction date must be a datetime.date")
         if not self.description.strip():
@@ -62,7 +88,23 @@ class Transaction:
             raise UnbalancedTransaction(self.total())
 
     def reversal(self, day=None):
-        """A new, unposted transaction that undoes this one."""
+        """A new, unposted transaction that undoes this one.
+
+        The reversal has its own tags (the original's plus ``reversal``); the
+        original is left as it was.
+
+        >>> rent = Transaction(date(2024, 1, 5), "Rent", [Posting("expenses:rent", 90000), Posting("assets:bank", -90000)], {"home"})
+        >>> rent.reversal()
+        Traceback (most recent call last):
+          ...
+        ledgerlite.errors.TransactionError: only posted transactions can be reversed
+        >>> rent.id = 7
+        >>> undo = rent.reversal(date(2024, 1, 6))
+        >>> undo.description, undo.reversal_of, [p.amount for p in undo.postings]
+        ('Reversal of #7: Rent', 7, [-90000, 90000])
+        >>> sorted(undo.tags), sorted(rent.tags)
+        (['home', 'reversal'], ['home'])
+        """
         if self.id is None:
             raise TransactionError("only posted transactions can be reversed")
         postings = [Posting(p.account, -p.amount, p.memo) for p in self.postings]
@@ -78,7 +120,16 @@ class Transaction:
 
 
 def transfer(day, description, source, target, amount, tags=()):
-    """Shorthand for the common two-posting transaction."""
+    """Shorthand for the common two-posting transaction.
+
+    >>> saving = transfer(date(2024, 1, 5), "Savings", "assets:bank", "assets:savings", 20000)
+    >>> [(p.account, p.amount) for p in saving.postings]
+    [('assets:savings', 20000), ('assets:bank', -20000)]
+    >>> transfer(date(2024, 1, 5), "Nothing", "assets:bank", "assets:savings", 0)
+    Traceback (most recent call last):
+      ...
+    ledgerlite.errors.TransactionError: transfer amount must be positive
+    """
     if amount <= 0:
         raise TransactionError("transfer amount must be positive")
     return Transaction(
