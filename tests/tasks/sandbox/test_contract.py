@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bughunt.models import ContractStatus, ReproOutcome, Symptom
+from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, Symptom
 from corpus import DEFAULT_ORACLE, load_corpus
-from tasks.sandbox import SandboxSettings, check_corpus, run_sandbox
+from ledger import Ledger
+from tasks.sandbox import SandboxSettings, check_corpus, known_checks, run_sandbox
 from tasks.sandbox._contract import judge_buggy, judge_clean
 
 OK = ("exit 0", frozenset())
@@ -141,3 +142,35 @@ def test_failing_or_random_clean_suite_breaks_every_case_and_the_stage_runs_none
     )
     assert all(p.outcome is ReproOutcome.ERROR and p.observations == [] for p in result.pairs)
     assert all("breaks the corpus contract" in (p.reason or "") for p in result.pairs)
+
+
+@pytest.mark.docker
+def test_an_unchanged_case_is_not_checked_again(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """Checks go to the ledger by case hash; a second run with them checks nothing anew."""
+    cases = {"real-bug": _patch("n * 2", "n * 3"), "equivalent": _patch("n * 2", "2 * n")}
+    corpus = load_corpus(_corpus(tmp_path / "c", cases))
+    hashes = {"real-bug": "h-real", "equivalent": "h-equiv"}
+    store = Ledger(tmp_path / "ledger.duckdb")
+
+    def run(known: dict[str, ContractCheck]) -> list[ContractCheck]:
+        result = run_sandbox(
+            corpus,
+            case_ids=list(cases),
+            agents=corpus.config.agents[:1],
+            case_hashes=hashes,
+            run_id=run_id,
+            settings=SandboxSettings(repeats=1),
+            known_checks=known,
+        )
+        assert {p.case_id for p in result.pairs if "corpus contract" in (p.reason or "")} == {
+            "equivalent"
+        }
+        return result.checks
+
+    first = run(known_checks(store, corpus.name))
+    assert {c.case_hash for c in first} == {"h-real", "h-equiv"}
+    store.write(first)
+    assert set(known_checks(store, corpus.name)) == {"h-real", "h-equiv"}
+    assert run(known_checks(store, corpus.name)) == []
