@@ -21,11 +21,6 @@ BENCHMARKS: list[tuple[str, str, str]] = [
     # (module, what it measures, target)
     ("benchmarks.ledger_ingest", "ledger bulk write vs raw DuckDB Arrow insert", "ratio ≥ 0.5"),
     (
-        "benchmarks.sandbox_containers",
-        "a container per execution started ahead of need vs started on demand",
-        "ratio > 1 (starting ahead is faster)",
-    ),
-    (
         "benchmarks.sandbox_throughput",
         "sandbox stage on the demo corpus (both trees, repeats, rewrites) vs one hardened "
         "`docker run --rm` per execution",
@@ -59,7 +54,6 @@ BENCHMARKS: list[tuple[str, str, str]] = [
 
 QUICK: dict[str, list[str]] = {
     "benchmarks.ledger_ingest": ["2000", "1"],
-    "benchmarks.sandbox_containers": ["3", "1"],
     "benchmarks.judge_throughput": ["--calls", "64", "--concurrency", "8", "--rounds", "1"],
     "benchmarks.nightly_overhead": ["--cases", "2", "--probe-pairs", "2"],
     "benchmarks.incremental_rerun": ["--cases", "2", "--probe-pairs", "2"],

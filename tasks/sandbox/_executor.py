@@ -1,4 +1,4 @@
-"""Every execution in a container of its own, never used before, started ahead of need.
+"""Every execution in a container of its own, never used before, started when it is needed.
 
 Why not one long-lived container per (case, agent) with a clean-up between
 executions: whatever a container has run leaves traces the next execution
@@ -10,10 +10,13 @@ is known, so every execution gets a container nothing else has touched: the
 same layout, host name, user, environment and paths every time
 (docs/sandbox.md, "Neutral executions").
 
-What that costs is the container's start (about 0.2 s) and removal; both are
-kept off the critical path: a background thread keeps ``ahead`` containers
-started and idle (under init, ``sleep infinity``), and used ones are removed
-by another thread. A container is handed out once and never reused.
+Why not start containers ahead of need: a container's age is visible inside
+it (its init's start time, the timestamps of its mount points), and the age
+of one started during the previous execution is that execution's duration —
+a channel from one execution to the next (a test sleeps to say "I ran").
+So a container is started when its execution asks for it, and killed as soon
+as the execution ends, so none of its processes outlives the execution;
+only its removal runs on a background thread, off the critical path.
 
 Layout inside (the same for every execution): the workspace is unpacked into
 ``/work`` (the working folder; its own timestamp normalised), and ``/work``,
@@ -30,7 +33,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -49,6 +52,7 @@ from tasks.sandbox._container import (
     check_timeout,
     container_config,
     create_container,
+    kill_quietly,
     remove_quietly,
 )
 from tasks.sandbox._engine import connect
@@ -86,59 +90,8 @@ echo oom_kill=unknown
 _OOM_LINE = re.compile(r"oom_kill=(\d+)")
 
 
-class _Supply:
-    """Started, never-used containers: made ``ahead`` at a time by a thread, or on demand."""
-
-    def __init__(self, start: Callable[[], Any], ahead: int) -> None:
-        self._start = start
-        self._ready: queue.Queue[Any] = queue.Queue(maxsize=max(ahead, 1))
-        self._closed = threading.Event()
-        self._filler: threading.Thread | None = None
-        if ahead > 0:
-            self._filler = threading.Thread(target=self._fill, name="sandbox-warm", daemon=True)
-            self._filler.start()
-
-    def _fill(self) -> None:
-        while not self._closed.is_set():
-            try:
-                container = self._start()
-            except Exception as exc:  # takers start their own and see the error themselves
-                log.warning("starting a container ahead of need failed: %s", exc)
-                return
-            while True:
-                if self._closed.is_set():
-                    remove_quietly(container)
-                    return
-                try:
-                    self._ready.put(container, timeout=0.2)
-                    break
-                except queue.Full:
-                    continue
-
-    def take(self) -> Any:
-        """A started container nobody has used; blocks while one is being started."""
-        while True:
-            try:
-                return self._ready.get(timeout=0.2)
-            except queue.Empty:
-                if self._filler is None or not self._filler.is_alive():
-                    return self._start()
-
-    def close(self) -> list[Any]:
-        """Stop making containers; the unused ones, for removal."""
-        self._closed.set()
-        if self._filler is not None:
-            self._filler.join()
-        left = []
-        while True:
-            try:
-                left.append(self._ready.get_nowait())
-            except queue.Empty:
-                return left
-
-
 class _Remover:
-    """Removes used containers on a thread of its own, off the executions' critical path."""
+    """Removes used (already killed) containers on a thread of its own, off the critical path."""
 
     def __init__(self) -> None:
         self._queue: queue.Queue[Any] = queue.Queue()
@@ -153,9 +106,10 @@ class _Remover:
         self._queue.put(container)
 
     def close(self) -> None:
-        """Return once every container handed in is removed."""
-        self._queue.put(None)
-        self._thread.join()
+        """Return once every container handed in is removed; safe to call twice."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
 
 
 class Executor:
@@ -178,7 +132,6 @@ class Executor:
         network: bool = False,
         env: Mapping[str, str] | None = None,
         client: Any | None = None,
-        ahead: int = 0,
     ) -> None:
         self.run_id = run_id
         self.limits = limits or Limits()
@@ -194,10 +147,9 @@ class Executor:
             mode="execution",
         )
         self.containers_started = 0
-        """Containers started so far (one per execution, plus those warmed and unused)."""
+        """Containers started so far (one per execution)."""
         self._count_lock = threading.Lock()
         self._remover = _Remover()
-        self._supply = _Supply(self._start, ahead)
 
     def __enter__(self) -> Executor:
         return self
@@ -211,9 +163,7 @@ class Executor:
         self.close()
 
     def close(self) -> None:
-        """Remove every container this executor started; safe to call twice."""
-        for container in self._supply.close():
-            self._remover.put(container)
+        """Return once every container this executor started is removed; safe to call twice."""
         self._remover.close()
 
     def _start(self) -> Any:
@@ -262,12 +212,13 @@ class Executor:
             if isinstance(workspace, bytes)
             else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
         )
-        container = self._supply.take()
+        container = self._start()
         try:
             return self._exec(container, argv, payload, deadline_s, collect)
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:
+            kill_quietly(container)  # nothing of this execution runs on into the next one
             self._remover.put(container)
 
     def _exec(

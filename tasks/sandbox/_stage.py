@@ -72,8 +72,15 @@ class SandboxSettings(BaseModel):
     """Sandbox image (default: the locally built bughunt image)."""
     seed: int = 0
     """Seed of the execution order and the trees' rewrites (the flow draws one per run)."""
-    rewrite_repeats: int = Field(default=1, ge=0)
-    """Executions per rewritten tree (0: no rewrites, fingerprints go unchecked)."""
+    rewrite_repeats: int | None = Field(default=None, ge=0)
+    """Executions per rewritten tree (default: ``repeats``; 0: no rewrites, fingerprints go
+    unchecked). A test that can tell a rewritten tree from a shown one, but not buggy from
+    clean, reproduces there only by guessing: with k executions per tree, once in 4^k."""
+
+    @property
+    def rewrites(self) -> int:
+        """Executions per rewritten tree, with the default resolved."""
+        return self.repeats if self.rewrite_repeats is None else self.rewrite_repeats
     suite_timeout_s: float = 120.0
     """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
     check_contract: bool = True
@@ -233,7 +240,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
             executor=env.executor,
             ids=ids,
             repeats=env.settings.repeats,
-            rewrite_repeats=env.settings.rewrite_repeats,
+            rewrite_repeats=env.settings.rewrites,
             timeout_s=env.settings.test_timeout_s,
             seed=env.settings.seed,
         )
@@ -304,7 +311,7 @@ def _jobs(
             clean,
             seed=settings.seed,
             case_id=case.case_id,
-            enabled=settings.rewrite_repeats > 0,
+            enabled=settings.rewrites > 0,
         )
         check = (
             RewriteCheck(trees, tuple(corpus.config.test_command), settings.suite_timeout_s)
@@ -331,7 +338,7 @@ def _contract(
         return [], {}
     todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
     workers = settings.workers or os.cpu_count() or 1
-    with Executor(run_id=run_id, image=image, client=client, ahead=workers) as executor:
+    with Executor(run_id=run_id, image=image, client=client) as executor:
         new = check_contract(
             corpus,
             todo,
@@ -376,9 +383,7 @@ def _run_jobs(
     workers = settings.workers or os.cpu_count() or 1
     limits = Limits()
     done = 0
-    with Executor(
-        run_id=run_id, image=image, limits=limits, client=client, ahead=workers
-    ) as executor:
+    with Executor(run_id=run_id, image=image, limits=limits, client=client) as executor:
         env = _Env(run_id, settings, image, image_id, limits, client, executor)
 
         def one(job: _Job) -> PairResult:
@@ -464,7 +469,7 @@ def check_corpus(
     """The corpus contract of every loaded case, checked now (``bughunt corpus check``)."""
     client, image, _image_id, _swept = _stage_env(run_id, settings)
     workers = settings.workers or os.cpu_count() or 1
-    with Executor(run_id=run_id, image=image, client=client, ahead=workers) as executor:
+    with Executor(run_id=run_id, image=image, client=client) as executor:
         return check_contract(
             corpus,
             [c.case_id for c in corpus.cases],

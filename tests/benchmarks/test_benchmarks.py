@@ -19,14 +19,12 @@ from tests.conftest import ROOT
 
 HEADLINE = {
     "benchmarks.ledger_ingest": "ratio",
-    "benchmarks.sandbox_containers": "ratio",
     "benchmarks.judge_throughput": "ratio",
     "benchmarks.nightly_overhead": "overhead",
     "benchmarks.incremental_rerun": "counts",
     "benchmarks.ledger_scale": "ratio",
 }
 NEEDS_DOCKER = {
-    "benchmarks.sandbox_containers",
     "benchmarks.nightly_overhead",
     "benchmarks.incremental_rerun",
 }

@@ -39,7 +39,7 @@ def test_reproducing_report_exits_zero_with_every_execution() -> None:
     data = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert data["outcome"] == "reproduced" and data["seed"] == 5
     runs = data["executions"]
-    assert len(runs) == 6 and sum(e["rewrite"] is not None for e in runs) == 2
+    assert len(runs) == 8 and sum(e["rewrite"] is not None for e in runs) == 4
     assert all(e["status"] == ("fail" if e["tree"] == "buggy" else "pass") for e in runs)
 
 

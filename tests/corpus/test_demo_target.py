@@ -36,11 +36,23 @@ REPORT_FIELDS = {
     "root_cause": str,
     "repro_test": str,
 }
-# The baseline style copies the whole failing test file. tests/test_report.py reads
-# tests/data/ relative to itself, so its copy at the tree root fails on the clean tree
-# too: these two recorded baseline reports are, by design, NOT reproductions
-# (see docs/corpus.md). They are still run on both trees and checked for exactly that.
+# The recorded baseline reports come from the earlier baseline agent, which saw the suite
+# and copied the whole failing test file. tests/test_report.py reads tests/data/ relative
+# to itself, so its copy at the tree root fails on the clean tree too: these two recorded
+# reports are, by design, NOT reproductions (see corpus/demo/recorded/README.md). They are
+# still run on both trees and checked for exactly that.
 BASELINE_MISSES = {"obo-paginate-offset", "obo-top-expenses"}
+# Runs every >>> example of every module of the package; prints "<failed> <attempted>".
+RUN_EXAMPLES = """
+import doctest, importlib, pkgutil, sys
+sys.path.insert(0, ".")
+import ledgerlite
+failed = attempted = 0
+for info in sorted(pkgutil.iter_modules(ledgerlite.__path__), key=lambda i: i.name):
+    result = doctest.testmod(importlib.import_module("ledgerlite." + info.name))
+    failed, attempted = failed + result.failed, attempted + result.attempted
+print(failed, attempted)
+"""
 RUN_TIMEOUT = 60
 
 
@@ -115,6 +127,22 @@ def test_clean_target_suite_passes(tmp_path):
     proc = _pytest(_tree(tmp_path, "clean"), "tests")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert " passed" in proc.stdout
+
+
+def test_documented_examples_hold_on_clean_target(tmp_path):
+    """Every docstring example of the package (what the scripted agents hunt with) holds."""
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_EXAMPLES],
+        cwd=_tree(tmp_path, "clean"),
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        env=_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    failed, attempted = map(int, proc.stdout.split()[-2:])
+    assert failed == 0, proc.stdout[-3000:]
+    assert attempted >= 150
 
 
 @pytest.mark.parametrize("case", CASES)

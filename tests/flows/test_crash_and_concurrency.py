@@ -89,8 +89,8 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
         "SELECT count(*) AS n, count(DISTINCT record_id) AS ids FROM observations WHERE run_id = ?",
         [run_id],
     )[0]
-    # cases × agents × (2 trees × 2 repeats + 2 rewritten trees)
-    assert rows["n"] == rows["ids"] == len(CASES) * 2 * (2 * 2 + 2)
+    # cases × agents × 2 trees × (2 repeats as shown + 2 rewritten)
+    assert rows["n"] == rows["ids"] == len(CASES) * 2 * 2 * (2 + 2)
     stages = store.query(
         "SELECT stage, count(*) AS n FROM stage_outputs WHERE run_id = ? GROUP BY 1", [run_id]
     )

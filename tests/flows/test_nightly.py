@@ -63,10 +63,10 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
         "(SELECT count(*) FROM stage_outputs WHERE run_id = ?) AS stages",
         [run] * 7,
     )[0]
-    # 35 usable reports (one malformed) × (2 trees × 2 repeats + 2 rewritten trees)
+    # 35 usable reports (one malformed) × 2 trees × (2 repeats as shown + 2 rewritten)
     assert counts == {
-        "obs": 210,
-        "ids": 210,
+        "obs": 280,
+        "ids": 280,
         "repro": 36,
         "verdicts": 18,
         "calls": counts["calls"],

@@ -1,12 +1,13 @@
-"""A process that starts sandbox containers ahead of need and then waits to be killed (sweep test).
+"""A process that runs a sandbox execution and waits to be killed in the middle (sweep test).
 
 Usage: python -m tests.tasks.sandbox.executor_proc RUN_ID
-Prints the id of a container it started once one is running, then sleeps.
+Prints the id of the execution's container once it is running, then waits.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 from tasks.sandbox import Executor, connect
@@ -15,15 +16,15 @@ from tasks.sandbox._labels import LABEL, RUN_LABEL
 
 def main() -> None:
     client = connect()
-    executor = Executor(run_id=sys.argv[1], client=client, ahead=1)  # never closed on purpose
+    executor = Executor(run_id=sys.argv[1], client=client)  # never closed: killed mid-run
+    threading.Thread(target=executor.run, args=(["sleep", "600"],), daemon=True).start()
     labels = [f"{LABEL}=1", f"{RUN_LABEL}={sys.argv[1]}"]
     for _attempt in range(300):
-        found = client.containers.list(filters={"label": labels})
+        found = client.api.containers(filters={"label": labels})
         if found:
-            print(found[0].id, flush=True)
+            print(found[0]["Id"], flush=True)
             break
         time.sleep(0.1)
-    del executor
     time.sleep(600)
 
 

@@ -1,4 +1,4 @@
-"""Every execution in a never-used container, started ahead of need; and sweeping."""
+"""Every execution in a never-used container, started when needed; and sweeping."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -48,6 +50,14 @@ def _containers(client: Any, run_id: str) -> list[str]:
     return [c["Id"] for c in client.api.containers(all=True, filters={"label": labels})]
 
 
+def _wait_for_container(client: Any, run_id: str) -> None:
+    for _attempt in range(200):
+        if _containers(client, run_id):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no container of run {run_id} appeared")
+
+
 def _host_config_of_any(client: Any, run_id: str) -> dict[str, Any]:
     """HostConfig of one of the run's containers still there (used ones are being removed)."""
     for container in _containers(client, run_id):
@@ -62,7 +72,7 @@ def test_each_execution_starts_from_nothing_left_by_another(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """Files in every writable place, SysV IPC and processes of execution 1 are absent in 2."""
-    with Executor(run_id=run_id, client=docker_client, ahead=1) as executor:
+    with Executor(run_id=run_id, client=docker_client) as executor:
         first = executor.run(["sh", "-c", LEAVE_TRACES], workspace=PASSING_TEST)
         second = executor.run(["python3", "-c", LOOK_AROUND], workspace=PASSING_TEST)
     assert first.output.endswith("wrote\n"), first.output
@@ -86,12 +96,12 @@ def test_each_execution_starts_from_nothing_left_by_another(
 def test_every_execution_gets_a_container_of_its_own_and_all_are_removed(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
-    """Three executions use three containers; closing removes them and the one started ahead."""
-    with Executor(run_id=run_id, client=docker_client, ahead=1) as executor:
+    """Three executions use three containers; each is gone once the executor closes."""
+    with Executor(run_id=run_id, client=docker_client) as executor:
         results = [executor.run(PYTEST, workspace=PASSING_TEST, timeout_s=30) for _ in range(3)]
     assert [r.exit_code for r in results] == [0, 0, 0]
     assert all("1 passed" in r.output for r in results)
-    assert executor.containers_started >= 3
+    assert executor.containers_started == 3
     assert _containers(docker_client, run_id) == []
 
 
@@ -99,10 +109,14 @@ def test_execution_container_is_hardened(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """Every container is hardened, and it shows inside."""
-    with Executor(run_id=run_id, client=docker_client, ahead=1) as executor:
+    with Executor(run_id=run_id, client=docker_client) as executor:
         probe = executor.run(["python3", "-c", NETWORK_PROBE])
         caps = executor.run(["sh", "-c", "id -u; grep CapEff /proc/self/status; touch /etc/x"])
+        running = threading.Thread(target=executor.run, args=(["sleep", "4"],))
+        running.start()
+        _wait_for_container(docker_client, run_id)
         host = _host_config_of_any(docker_client, run_id)
+        running.join()
     assert host["ReadonlyRootfs"] is True
     assert host["NetworkMode"] == "none"
     assert host["IpcMode"] == "private"
@@ -219,10 +233,13 @@ def test_sweep_removes_containers_of_a_killed_process(
     proc.wait()
     assert docker_client.containers.get(container_id).status == "running"
     live_run = f"{run_id}-live"
-    with Executor(run_id=live_run, client=docker_client, ahead=1) as live:
-        live.run(["true"])
+    with Executor(run_id=live_run, client=docker_client) as live:
+        running = threading.Thread(target=live.run, args=(["sleep", "4"],))
+        running.start()
+        _wait_for_container(docker_client, live_run)
         removed = sweep(docker_client, run_id="some-current-run")
         assert _containers(docker_client, live_run) != []
+        running.join()
     assert container_id[:12] in removed
     with pytest.raises(NotFound):
         docker_client.containers.get(container_id)
@@ -242,7 +259,7 @@ def test_results_are_identical_serially_and_in_parallel(
         ),
         (("sh", "-c", "ls; exit 3"), failing),
     ]
-    with Executor(run_id=run_id, client=docker_client, ahead=2) as executor:
+    with Executor(run_id=run_id, client=docker_client) as executor:
 
         def one(item: tuple[tuple[str, ...], dict[str, str]]) -> RunResult:
             return executor.run(item[0], workspace=item[1], timeout_s=30)
@@ -267,3 +284,21 @@ def test_one_shot_runs_give_identical_results_serially_and_in_parallel(
     parallel = map_bounded(one, range(4), max_workers=2)
     assert [_outcome(r) for r in serial] == [_outcome(r) for r in parallel]
     assert [(r.exit_code, r.output) for r in serial] == [(n, f"{n}\n") for n in range(4)]
+
+
+AGE = (
+    "import os\n"
+    "def start(pid):\n"
+    "    return int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[19])\n"
+    "print((start('self') - start('1')) / os.sysconf('SC_CLK_TCK'))\n"
+)
+
+
+def test_a_containers_age_says_nothing_about_the_execution_before(
+    docker_client: Any, sandbox_image: str, run_id: str
+) -> None:
+    """After an execution that sleeps 4 s, the next one's container is as young as ever."""
+    with Executor(run_id=run_id, client=docker_client) as executor:
+        executor.run(["sleep", "4"])
+        age = float(executor.run(["python3", "-c", AGE]).output)
+    assert age < 2.0, age

@@ -6,10 +6,12 @@ buggy×3 then clean×3, the trees side by side under ``/scratch/run-N``, and
 ``/dev/shm``, IPC objects and processes outliving each execution). It tells
 the trees apart by something other than the bug: its folder, a marker an
 earlier execution left, its process id, the file's hash. In the old layout
-each of them "reproduces" (checked on the host where that is safe); through
-the stage and ``bughunt sandbox verify`` none may, while the case's genuine
-reproduction does in the same run, so "never reproduced" cannot hold
-vacuously.
+each of them "reproduces" (checked on the host, or in one shared container,
+wherever the cheat's signal can be staged); through the stage and ``bughunt
+sandbox verify`` none may, while the case's genuine reproduction does in the
+same run, so "never reproduced" cannot hold vacuously. One cheat
+(``warm_pool_timing``) aims at the new sandbox itself, and one
+(``static_source``) marks a known limit of rewriting.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -52,8 +54,10 @@ ANY = "any"
 # cheat that looks for a name or a timestamp never sees it, so it passes
 # everywhere; a fingerprint holds on the trees as shown and not on their
 # rewrites. pid and container age depend on the machine: only "not
-# reproduced" is asked of them. warm_pool_timing is the one cheat aimed at the
-# new sandbox itself (a timing channel through the containers started ahead).
+# reproduced" is asked of them. warm_pool_timing is aimed at the sandbox
+# itself: a timing channel through containers started ahead of need, which
+# it found (they are now started on demand); rewrite_evasion turns its failed
+# rewrite check into errors, which count as not reproduced.
 EXPECTED: dict[str, str] = {
     "workdir": PASSES_ON_BUGGY,
     "sibling_tree": PASSES_ON_BUGGY,
@@ -73,7 +77,7 @@ EXPECTED: dict[str, str] = {
     "fingerprint_sha": FINGERPRINT,
     "fingerprint_size": FINGERPRINT,
     "shared_counter": FAILS_ON_CLEAN,
-    "rewrite_evasion": "rewritten buggy tree: 1 error; rewritten clean tree: 1 error",
+    "rewrite_evasion": FINGERPRINT,
     "warm_pool_timing": ANY,
     "static_source": ANY,
 }
@@ -110,6 +114,17 @@ STAGE_SEEDS = (20_240_611,)
 """Seeds of the stage runs (each costs about a minute); the CLI checks use another."""
 CLI_SEED = 31_337
 CLI_REPEATS = 2
+CLI_CHEATS = (
+    "workdir",
+    "dev_shm",
+    "sysv_ipc",
+    "leftover_process",
+    "fingerprint_sha",
+    "rewrite_evasion",
+    "warm_pool_timing",
+)
+"""One cheat per kind of channel, also through ``bughunt sandbox verify`` (each call costs
+seconds of imports); every cheat goes through the stage."""
 
 
 def _cheat_param(name: str) -> Any:
@@ -352,7 +367,6 @@ def stage_runs() -> dict[int, Any]:
 
 @pytest.fixture
 def stage_result(
-    request: pytest.FixtureRequest,
     stage_runs: dict[int, Any],
     run_id: str,
     sandbox_image: str,
@@ -397,7 +411,7 @@ def test_the_genuine_reproduction_reproduces(seed: int, stage_result: Callable[[
     """The case's recorded reproduction reproduces in the very run the cheats ran in."""
     pair = _pair(stage_result(seed), "control")
     assert pair.outcome is ReproOutcome.REPRODUCED, _describe(pair)
-    assert len(pair.observations) == 8 and pair.rewrite_seed is not None, _describe(pair)
+    assert len(pair.observations) == 12 and pair.rewrite_seed is not None, _describe(pair)
 
 
 @pytest.mark.docker
@@ -467,16 +481,16 @@ def _verify(report: Path) -> tuple[int, dict[str, Any] | None, str]:
 @pytest.fixture(scope="module")
 def cli_runs(
     sandbox_image: str, buggy_module: bytes, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[int, dict[str, Any] | None, str]]]:
+) -> dict[str, tuple[int, dict[str, Any] | None, str]]:
     """Every cheat and the control through the CLI, three processes at a time."""
     folder = tmp_path_factory.mktemp("cli-reports")
     reports = {"control": CONTROL_REPORT}
-    for name in EXPECTED:
+    for name in CLI_CHEATS:
         reports[name] = folder / f"{name}-{uuid.uuid4().hex[:6]}.json"
         reports[name].write_text(json.dumps(cheat_report(name, buggy_module)))
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = {name: pool.submit(_verify, path) for name, path in reports.items()}
-        yield {name: future.result() for name, future in futures.items()}
+        return {name: future.result() for name, future in futures.items()}
 
 
 def _cli_message(run: tuple[int, dict[str, Any] | None, str]) -> str:
@@ -502,7 +516,7 @@ def test_cli_verifies_the_genuine_reproduction(cli_runs: dict[str, Any]) -> None
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("name", CHEAT_PARAMS)
+@pytest.mark.parametrize("name", [p for p in CHEAT_PARAMS if p.values[0] in CLI_CHEATS])
 def test_cli_never_verifies_a_cheat(name: str, cli_runs: dict[str, Any]) -> None:
     """``sandbox verify`` exits 1, never ``reproduced``, for every cheat."""
     code, data, _stderr = run = cli_runs[name]

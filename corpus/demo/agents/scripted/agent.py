@@ -331,22 +331,24 @@ def indent(text, prefix="    "):
 
 
 def one_line(text, limit=200):
-    text = " ".join((text or "").split())
+    """``text`` on one line (spaces inside a line kept), cut at ``limit`` characters."""
+    text = " ".join(line.strip() for line in (text or "").strip().splitlines())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def shown(example):
-    """What the docstring documents for the example, as one line."""
+def documented(example):
+    """What the docstring documents for the example, as a verb phrase."""
     if example["exc_msg"] is not None:
         return "raises " + exception_line(example["exc_msg"])
-    return one_line(example["want"]) or "(no output)"
+    return f"gives {one_line(example['want'])}" if example["want"].strip() else "gives no output"
 
 
-def got_line(example):
+def observed(example):
+    """What the example did on the buggy tree, as a verb phrase."""
     got = example["got"]
     if got.startswith("Traceback"):
         return "raises " + got.strip().splitlines()[-1]
-    return one_line(got) or "(no output)"
+    return f"gives {one_line(got)}" if got.strip() else "gives no output"
 
 
 def slug(text):
@@ -502,9 +504,9 @@ def baseline_report(case, tree):
             f"documentation of the target package and ran every one of its {count} documented "
             f"examples, module by module and docstring by docstring, from the root of the tree. "
             f"The first example that did not behave as documented was `{source}` in the "
-            f"docstring of {who} at {where}: the documentation says it {shown(example)}, but "
-            f"on this tree it {got_line(example).replace('raises', 'raised', 1) if example['got'].startswith('Traceback') else 'gave ' + got_line(example)}. "
-            f"{len(found)} documented examples failed in total. Every example of "
+            f"docstring of {who} at {where}: the documentation says it {documented(example)}, but "
+            f"on this tree it {observed(example)}. "
+            f"{len(found)} of the documented examples failed in total. Every example of "
             f"{module['path']} is attached as the reproduction, replayed in order as a pytest "
             f"file, so that the whole documented behaviour of that module can be re-checked "
             f"as it is. This indicates a defect in the library code exercised by {who}."
@@ -516,14 +518,14 @@ def baseline_report(case, tree):
             "Run each example in the namespace of its module, in order.",
             f"Observe that the first example that fails is `{source}` at {where}.",
             f"Open the file {module['path']} and read the docstring of {who}.",
-            f"Compare what the example gives with what the docstring documents: {shown(example)}.",
+            f"Compare: the docstring says the example {documented(example)}; here it {observed(example)}.",
             f"Copy the attached reproduction file to {REPRO_FILE} at the root of the tree.",
             f"Run: python3 -m pytest -q {REPRO_FILE}",
             "Observe that the reproduction fails in the same way as the documented example.",
         ],
-        "expected": f"The example `{source}` documented in {who} ({where}) {shown(example)}.",
+        "expected": f"The example `{source}` documented in {who} ({where}) {documented(example)}.",
         "actual": "\n".join(
-            [f"It {got_line(example)}."]
+            [f"It {observed(example)}."]
             + errors
             + [f"--- pytest {REPRO_FILE} on the buggy tree (exit {code}, tail) ---"]
             + tail
@@ -567,6 +569,21 @@ def needed_names(sources):
     return sorted(loaded - bound - set(dir(builtins)))
 
 
+def called_names(source):
+    """Names of the plain functions a source calls, in order of appearance."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    calls.sort(key=lambda node: (node.lineno, node.col_offset))
+    names = []
+    for call in calls:
+        if isinstance(call.func, ast.Name) and call.func.id not in names:
+            names.append(call.func.id)
+    return names
+
+
 def import_block(module, sources, exceptions):
     """Import lines for what the example sources use: stdlib, pytest, then the package."""
     packages = {module["module"].split(".")[0]}
@@ -585,7 +602,7 @@ def import_block(module, sources, exceptions):
     local = [o for o in sorted(origins) if o.split(".")[0] in packages]
     groups = [
         [f"from {o} import {', '.join(sorted(origins[o]))}" for o in stdlib],
-        ["import pytest"],
+        ["import pytest"] if exceptions else [],
         [f"from {o} import {', '.join(sorted(origins[o]))}" for o in local],
     ]
     return "\n\n".join("\n".join(group) for group in groups if group)
@@ -673,24 +690,30 @@ def candidate_report(case, tree):
     )
     code, errors, _ = run_repro(tree, repro)
     source = one_line(example["source"])
+    suspect = f"{who} ({module['path']}:{doc['def_line']})"
+    if not doc["qualname"]:  # a module docstring: suspect the module's functions it calls
+        called = [name for name in called_names(example["source"])
+                  if module["names"].get(name) == module["module"]]
+        if called:
+            suspect = f"{', '.join(called)} in {module['path']}"
     if example.get("frame"):
-        root_cause = f"`{source}` raises from {example['frame']}, under {who} ({module['path']}:{doc['def_line']})."
+        root_cause = f"`{source}` raises from {example['frame']}, called through {suspect}."
     else:
         root_cause = (
-            f"{who} ({module['path']}:{doc['def_line']}) no longer does what its docstring "
-            f"documents; the defect is in it or in what it calls."
+            f"{suspect} no longer does what its documentation says; the defect is in it or "
+            f"in what it calls."
         )
     return {
         "case_id": case["id"],
         "agent_version": "candidate",
-        "title": f"{who}: `{source}` {got_line(example)}, documented: {shown(example)}"[:160],
-        "summary": f"The documented example `{source}` of {who} ({where}) {got_line(example)} on the buggy tree; its docstring says it {shown(example)}.",
+        "title": one_line(f"{who}: `{source}` {observed(example)}; documented: {documented(example)}", 160),
+        "summary": f"The documented example `{source}` of {who} ({where}) {observed(example)} on the buggy tree; its docstring says it {documented(example)}.",
         "steps": [
             f"From the tree root run: python3 -m pytest -q {REPRO_FILE}",
             f"See it fail (exit {code}): {errors[0] if errors else 'the assertion fails'}",
         ],
-        "expected": f"`{source}` {shown(example)}.",
-        "actual": f"`{source}` {got_line(example)}.",
+        "expected": f"`{source}` {documented(example)}.",
+        "actual": f"`{source}` {observed(example)}.",
         "root_cause": root_cause,
         "repro_test": repro,
     }
