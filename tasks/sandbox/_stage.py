@@ -76,15 +76,15 @@ class SandboxSettings(BaseModel):
     """Executions per rewritten tree (default: ``repeats``; 0: no rewrites, fingerprints go
     unchecked). A test that can tell a rewritten tree from a shown one, but not buggy from
     clean, reproduces there only by guessing: with k executions per tree, once in 4^k."""
+    suite_timeout_s: float = 120.0
+    """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
+    check_contract: bool = True
+    """Check each case's corpus contract (cached by case hash) before any verdict on it."""
 
     @property
     def rewrites(self) -> int:
         """Executions per rewritten tree, with the default resolved."""
         return self.repeats if self.rewrite_repeats is None else self.rewrite_repeats
-    suite_timeout_s: float = 120.0
-    """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
-    check_contract: bool = True
-    """Check each case's corpus contract (cached by case hash) before any verdict on it."""
 
 
 class PairResult(BaseModel):
