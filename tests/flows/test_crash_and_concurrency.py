@@ -134,7 +134,8 @@ def test_nightly_and_pr_at_the_same_time_both_land(tmp_path: Path) -> None:
         r["run_id"]: r["n"]
         for r in store.query("SELECT run_id, count(*) AS n FROM observations GROUP BY 1")
     }
-    assert counts == {"nightly-both": 2 * 2 * 2, "pr-both": 1 * 2 * 2}
+    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten)
+    assert counts == {"nightly-both": 2 * 2 * 2 * 2, "pr-both": 1 * 2 * 2 * 2}
     verdicts = {
         r["run_id"]: r["n"]
         for r in store.query("SELECT run_id, count(*) AS n FROM verdicts GROUP BY 1")
