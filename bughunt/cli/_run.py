@@ -25,16 +25,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _local_prefect() -> None:
-    """Keep Prefect's local state under .bughunt/ unless the user points elsewhere."""
-    if "PREFECT_API_URL" not in os.environ and "PREFECT_HOME" not in os.environ:
-        home = Path(".bughunt/prefect").resolve()
-        home.mkdir(parents=True, exist_ok=True)
-        os.environ["PREFECT_HOME"] = str(home)
-    # Offline machines: no usage analytics (its heartbeat only logs errors here).
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_SERVER_UI_ENABLED", "false")
-    # The local API starts in ~5 s on an idle 2-core machine; give a busy one time.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    """Make Prefect's local state folder (its place is chosen in ``bughunt.cli`` at import)."""
+    if "PREFECT_HOME" in os.environ:
+        Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
     # The ephemeral server's shutdown can log CancelledError noise; it is not the user's concern.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
