@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bughunt.prefect_env import prefect_defaults
 from ledger import Ledger
 
 
@@ -16,11 +17,9 @@ def private_prefect() -> None:
 
     Call before anything imports Prefect (``flows`` does).
     """
-    if os.environ.get("PREFECT_API_URL"):
-        return
-    os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="bughunt-bench-prefect-"))
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    served = os.environ.get("PREFECT_API_URL") or os.environ.get("PREFECT_HOME")
+    prefect_defaults(None if served else tempfile.mkdtemp(prefix="bughunt-bench-prefect-"))
 
 
 def warm_up() -> float:

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 
-# Prefect reads its settings once, when first imported, and the commands below
-# import it: its defaults for this process must be in the environment first.
-# The local API starts in ~5 s on an idle 2-core machine; give a busy one time
-# (Prefect counts only its own sleeps against this, so it is generous already).
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-# Offline machines: no usage analytics (its heartbeat only logs errors here).
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_SERVER_UI_ENABLED", "false")
-# Prefect's local state under .bughunt/ unless the user points elsewhere.
-# (Prefect makes that folder as it is imported and warns when its parent is missing.)
-if "PREFECT_API_URL" not in os.environ and "PREFECT_HOME" not in os.environ:
-    os.environ["PREFECT_HOME"] = os.path.abspath(os.path.join(".bughunt", "prefect"))
-    with contextlib.suppress(OSError):  # a read-only folder: Prefect then says so itself
-        os.makedirs(os.environ["PREFECT_HOME"], exist_ok=True)
+from bughunt.prefect_env import prefect_defaults
 
-import typer
+# Before the commands below import Prefect, which reads its settings once.
+prefect_defaults(os.path.join(".bughunt", "prefect"))
 
-from bughunt.cli import (
+import typer  # noqa: E402  (after the Prefect defaults above)
+
+from bughunt.cli import (  # noqa: E402
     _corpus,
     _flakes,
     _hash,
