@@ -53,7 +53,7 @@ bench: $(STAMP) ## Run the benchmarks and write benchmarks/results.md
 	$(BIN)/python -m benchmarks.run_all
 
 docs: $(STAMP) ## Regenerate docs/cli.md from the CLI's --help
-	$(BIN)/python -m bughunt.cli.docs > docs/cli.md
+	$(BIN)/python -m cli.docs > docs/cli.md
 
 lock: ## Re-resolve requirements.lock from pyproject.toml (needs uv)
 	uv pip compile pyproject.toml --extra dev --python-version 3.11 --generate-hashes -q -o requirements.lock

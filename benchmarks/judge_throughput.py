@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 from benchmarks._judge_server import JudgeServer
 from bughunt.models import BugReport, ReproOutcome, Strategy
+from judging.judges import OpenAIJudge
 from tasks.score import ReportEvidence, ScoreSettings, score_stage
-from tasks.score.judges import OpenAIJudge
 
 BASELINE, CANDIDATE = "baseline", "candidate"
 

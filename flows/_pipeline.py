@@ -36,6 +36,7 @@ from flows._checkpoint import Checkpoints, Stage
 from flows._runner import run_stage
 from flows._summary import build_summary
 from flows._tasks import classify_task, flake_task, hash_task, sandbox_task, score_task
+from judging.judges import build_judge, load_judges
 from ledger import Ledger, arrow_to_rows
 from tasks.classify import ClassifyResult, previous_classifications
 from tasks.classify import Stage as PlanStage
@@ -51,7 +52,6 @@ from tasks.score import (
     decide_gate,
     load_gate_thresholds,
 )
-from tasks.score.judges import build_judge, load_judges
 
 STAGES: tuple[str, ...] = tuple(s.value for s in PlanStage)
 """The six stages, in order."""

@@ -18,13 +18,13 @@ from prefect.cache_policies import NONE
 from bughunt.errors import TransientError
 from bughunt.models import AgentVersion, BugCategory, ContractCheck, FlakeRecord, Observation
 from corpus import Corpus, RejectedCase
+from judging.judges import JudgeConfig, build_judge
 from ledger import Ledger
 from tasks.classify import CaseClassification, ClassifyResult, classify_incremental
 from tasks.flakes import flake_update
 from tasks.hash_corpus import HashResult, hash_loaded_corpus
 from tasks.sandbox import SandboxResult, SandboxSettings, run_sandbox
 from tasks.score import ReportEvidence, ScoreSettings, ScoreStageResult, score_stage
-from tasks.score.judges import JudgeConfig, build_judge
 
 
 def transient_only(task: Any, task_run: Any, state: Any) -> bool:

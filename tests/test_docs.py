@@ -8,8 +8,8 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from bughunt.cli import app
-from bughunt.cli.docs import render
+from cli import app
+from cli.docs import render
 from tests.conftest import ROOT
 
 

@@ -4,7 +4,7 @@ Each changed path gets one impact class from globs (``[tool.bughunt.impact]``
 in ``pyproject.toml``, defaults in :data:`DEFAULT_IMPACT_GLOBS`). Classes are
 tried in the order agent, judge, corpus, pipeline, docs, and the first whose
 glob matches wins, so the specific owners beat the broad ones
-(``tasks/score/judges/x.py`` is judge, not pipeline) and docs come last
+(``judging/judges/x.py`` is judge, not pipeline) and docs come last
 (``tasks/README.md`` is pipeline). A path no glob matches is treated as
 pipeline: running too much is safe, silently running too little is not.
 
@@ -79,9 +79,10 @@ RESCORE_STAGES: tuple[Stage, ...] = (Stage.CLASSIFY, Stage.HASH_CORPUS, Stage.SC
 
 DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {
     ImpactClass.AGENT: ("corpus/*/agents/**", "corpus/*/recorded/**"),
-    ImpactClass.JUDGE: ("tasks/score/judges/**", "judges.toml"),
+    ImpactClass.JUDGE: ("judging/**", "judges.toml"),
     ImpactClass.CORPUS: ("corpus/*/cases/**", "corpus/*/target/**", "corpus/*/corpus.toml"),
     ImpactClass.PIPELINE: (
+        "cli/**",
         "flows/**",
         "tasks/**",
         "ledger/**",

@@ -1,5 +1,6 @@
 """Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
 
+from tasks.score._cache import ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._gate import (
     GateDecision,
@@ -28,6 +29,7 @@ __all__ = [
     "ScoreStageResult",
     "decide_gate",
     "identity_of",
+    "ledger_lookup",
     "load_gate_thresholds",
     "read_records",
     "record_from_dict",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import BugReport, ReproOutcome
-from tasks.score.bias import report_words
+from judging.bias import report_words
 
 _BASE = {
     ReproOutcome.REPRODUCED: 0.65,

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bughunt.models import BiasProbe, BugReport, CallStatus, JudgeCall, Order, Winner
-from ledger import Ledger
-from tasks.score.bias import (
+from judging.bias import (
     JuryMember,
     OrderedPair,
     ProbeItem,
@@ -26,7 +25,7 @@ from tasks.score.bias import (
     run_self_probe,
     verbosity_pairs,
 )
-from tasks.score.judges import (
+from judging.judges import (
     Breaker,
     Judge,
     JudgeRequest,
@@ -35,6 +34,8 @@ from tasks.score.judges import (
     call_judge,
     load_cache,
 )
+from ledger import Ledger
+from tasks.score._cache import ledger_lookup
 
 if TYPE_CHECKING:
     from tasks.score._stage import ScoreSettings
@@ -92,7 +93,9 @@ def _judge_fn(
         for p in pairs
         for side in (Side.A, Side.B)
     }
-    cache = load_cache(ctx.ledger, judge.name, list(requests.values()), refresh=ctx.refresh)
+    cache = load_cache(
+        ledger_lookup(ctx.ledger), judge.name, list(requests.values()), refresh=ctx.refresh
+    )
     breaker = ctx.settings.breakers.setdefault(judge.name, Breaker())
 
     def judge_fn(op: OrderedPair) -> Winner | None:

@@ -20,10 +20,7 @@ from bughunt.models import (
     Strategy,
     Verdict,
 )
-from ledger import Ledger
-from tasks.score._evidence import ReportEvidence, report_quality, words_of
-from tasks.score._probe_stage import ProbeContext, probe_judge
-from tasks.score.judges import (
+from judging.judges import (
     Breaker,
     Judge,
     JudgeRequest,
@@ -31,6 +28,10 @@ from tasks.score.judges import (
     judge_batch,
     load_cache,
 )
+from ledger import Ledger
+from tasks.score._cache import ledger_lookup
+from tasks.score._evidence import ReportEvidence, report_quality, words_of
+from tasks.score._probe_stage import ProbeContext, probe_judge
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,
@@ -200,7 +201,7 @@ def score_stage(
             max_in_flight=settings.max_in_flight,
             deadline_s=settings.deadline_s,
             breaker=breaker,
-            cache=load_cache(ledger, name, batch, refresh=refresh),
+            cache=load_cache(ledger_lookup(ledger), name, batch, refresh=refresh),
         )
         calls.extend(result.calls)
         if result.degraded:

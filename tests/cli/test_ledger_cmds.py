@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bughunt.cli import app
 from bughunt.models import MODELS, RunInfo, RunKind, RunStatus
+from cli import app
 from ledger import Ledger, known_migrations
 
 runner = CliRunner()

@@ -32,7 +32,7 @@ def invoke(*args: str) -> Any:
 
 
 def app_() -> Any:
-    from bughunt.cli import app
+    from cli import app
 
     return app
 

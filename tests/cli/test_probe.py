@@ -7,10 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bughunt.cli import app
+from cli import app
 from ledger import Ledger
 from tests.conftest import ROOT
-from tests.tasks.score.judges.openai_server import OpenAIServer, answer
+from tests.judging.judges.openai_server import OpenAIServer, answer
 
 DEMO = ROOT / "corpus" / "demo"
 runner = CliRunner()

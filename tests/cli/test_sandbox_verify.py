@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bughunt.cli import app
+from cli import app
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"

@@ -25,7 +25,7 @@ def bughunt(tmp: Path, name: str, *args: str) -> subprocess.Popen[str]:
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     env.pop("PREFECT_API_URL", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "bughunt.cli", "run", *args],
+        [sys.executable, "-m", "cli", "run", *args],
         cwd=tmp,
         env=env,
         stdout=subprocess.PIPE,

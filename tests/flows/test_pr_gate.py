@@ -10,7 +10,7 @@ from bughunt.models import ReproOutcome
 from flows import pr_flow
 from tasks.score import GateOutcome
 from tests.flows.corpora import broken_reports, case_diff, copied_reports, mini_corpus, path_diff
-from tests.tasks.score.judges.openai_server import OpenAIServer, error
+from tests.judging.judges.openai_server import OpenAIServer, error
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 

@@ -14,7 +14,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bughunt.models import BugCategory, CallStatus, JudgeCall, Order, Strategy, Winner
-from tasks.score.bias import Side, StrategySpec, hashed_uniform, plans
+from judging.bias import Side, StrategySpec, hashed_uniform, plans
 
 
 class _Frozen(BaseModel):

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from bughunt.cli._corpus import register
+from cli._corpus import register
 from tests.corpus_loader.builders import CONFIG, case_toml, good_case, write_corpus
 
 runner = CliRunner()

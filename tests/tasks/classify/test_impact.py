@@ -78,7 +78,7 @@ def test_agent_runs_everything() -> None:
 
 def test_judge_rescores_without_sandbox() -> None:
     """A judge config change re-scores every case: no sandbox, no flake update."""
-    plan = _plan("tasks/score/judges/sim.py", "judges.toml")
+    plan = _plan("judging/judges/sim.py", "judges.toml")
     assert plan.scope is CaseScope.ALL
     assert plan.stages == [Stage.CLASSIFY, Stage.HASH_CORPUS, Stage.SCORE, Stage.REPORT]
     assert Stage.SANDBOX not in plan.stages
@@ -151,12 +151,9 @@ def test_empty_diff_runs_nothing() -> None:
 
 
 def test_precedence_specific_before_broad() -> None:
-    """A path matching judge and pipeline globs is judge; a README under tasks/ is pipeline."""
+    """Judging code is judge; a README under tasks/ is pipeline (tasks/**), not docs (*.md)."""
     config = ImpactConfig()
-    assert config.classify_path("tasks/score/judges/x.py") == (
-        ImpactClass.JUDGE,
-        "tasks/score/judges/**",
-    )
+    assert config.classify_path("judging/judges/x.py") == (ImpactClass.JUDGE, "judging/**")
     assert config.classify_path("tasks/README.md")[0] is ImpactClass.PIPELINE
 
 
@@ -242,7 +239,7 @@ PATHS = st.sampled_from(
         "corpus/demo/target/x.py",
         "corpus/demo/agents/baseline/agent.py",
         "corpus/other/cases/y/bug.patch",
-        "tasks/score/judges/sim.py",
+        "judging/judges/sim.py",
         "flows/nightly.py",
         "weird.bin",
         "docs/a.md",

@@ -11,9 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bughunt.cli import _flakes
-from bughunt.cli._common import console
 from bughunt.models import BugCategory, ManifestEntry, Observation, Status, Tree, utcnow
+from cli import _flakes
+from cli._common import console
 from ledger import Ledger
 from tasks.flakes import FlakeThresholds, current_flakes, update_flakes
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from bughunt.cli import app
+from cli import app
 from corpus import load_corpus
 from ledger import Ledger
 from tasks.hash_corpus import (

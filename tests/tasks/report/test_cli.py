@@ -8,8 +8,8 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from bughunt.cli._report import register
 from bughunt.models import StageOutput
+from cli._report import register
 from ledger import Ledger
 from tasks.report import (
     REPORT_STAGE,
@@ -25,7 +25,7 @@ runner = CliRunner()
 
 
 def cli() -> typer.Typer:
-    """An app with the report command registered, as bughunt.cli does."""
+    """An app with the report command registered, as cli does."""
     app = typer.Typer()
 
     @app.callback()

@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bughunt.cli import _sandbox
 from bughunt.errors import InputError
+from cli import _sandbox
 from tasks.sandbox import (
     RECIPE,
     ImageRecipe,

@@ -450,7 +450,7 @@ def _verify(report: Path) -> tuple[int, dict[str, Any] | None, str]:
         [
             sys.executable,
             "-m",
-            "bughunt.cli",
+            "cli",
             "sandbox",
             "verify",
             "--corpus",

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from bughunt.models import BugReport, CallStatus, ReproOutcome, Strategy, VerdictOutcome
+from judging.judges import SimJudge
 from ledger import Ledger
 from tasks.score import ReportEvidence, ScoreSettings, report_quality, score_stage
-from tasks.score.judges import SimJudge
 from tests.conftest import ROOT
 
 RECORDED = ROOT / "corpus" / "demo" / "recorded"

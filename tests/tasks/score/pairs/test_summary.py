@@ -10,8 +10,8 @@ import pytest
 
 from bughunt.models import BugCategory, BugReport, Order, Strategy, Winner
 from bughunt.stats import sign_test, wilson
-from tasks.score.judges import JudgeRequest, ReportFeatures
-from tasks.score.judges._sim import SimJudge
+from judging.judges import JudgeRequest, ReportFeatures
+from judging.judges._sim import SimJudge
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,

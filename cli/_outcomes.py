@@ -1,0 +1,157 @@
+"""Outcome records: ``ingest``, ``summarize``, ``summary``, ``conflicts``, ``unscored``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bughunt.models import Observation
+from cli._common import (
+    JsonOpt,
+    LedgerOpt,
+    fail,
+    guarded,
+    print_json,
+    print_rows,
+)
+from ledger import Ledger
+from tasks.score.outcome_text import render_summary
+from tasks.score.outcomes import OutcomeSummary, summarize
+from tasks.score.records import BadLine, ReadResult, new_batch_id, read_records
+
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="JSON Lines or JSON array files of outcome records.",
+        exists=True,
+        dir_okay=False,
+        readable=True,
+    ),
+]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+    app.command("summarize")(summarize_files)
+    app.command("summary")(summary)
+    app.command("conflicts")(conflicts)
+    app.command("unscored")(unscored)
+
+
+def _read_all(files: list[Path], batch_id: str) -> list[ReadResult]:
+    results = [read_records(f, batch_id=batch_id) for f in files]
+    for r in results:
+        for b in r.bad:
+            typer.echo(f"bad line: {b.describe()}", err=True)
+    return results
+
+
+def _emit(summary: OutcomeSummary, bad: list[BadLine], as_json: bool) -> None:
+    if as_json:
+        data: dict[str, Any] = summary.model_dump(mode="json", by_alias=True)
+        data["bad_lines"] = [{"source": b.source, "line": b.line, "reason": b.reason} for b in bad]
+        print_json(data)
+    else:
+        typer.echo(render_summary(summary))
+        if bad:
+            typer.echo(f"\n{len(bad)} bad line(s) were not counted (listed on stderr)")
+
+
+@guarded
+def ingest(
+    files: FilesArg,
+    ledger: LedgerOpt = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Store nothing at all if any line of any file is bad.")
+    ] = False,
+) -> None:
+    """Store outcome records in the ledger with their provenance (file, line, time, batch).
+
+    By default a bad line is reported (file:line and why) and the other lines
+    are stored; the exit code is then 1. With --strict nothing is stored when
+    any line is bad. Ingesting the same file again stores replays, which the
+    summary counts once.
+    """
+    batch_id = new_batch_id()
+    results = _read_all(files, batch_id)
+    bad = [b for r in results for b in r.bad]
+    rows: list[Observation] = [rec for r in results for rec in r.records]
+    if bad and strict:
+        fail(f"{len(bad)} bad line(s); --strict: nothing was stored", code=1)
+    store = Ledger(ledger)
+    if rows:
+        store.write(rows)
+    for r in results:
+        typer.echo(f"{r.source}: {len(r.records)} records stored, {len(r.bad)} bad lines")
+    typer.echo(f"batch {batch_id} → {store.path}")
+    if bad:
+        raise typer.Exit(1)
+
+
+@guarded
+def summarize_files(files: FilesArg, as_json: JsonOpt = False) -> None:
+    """Summarise outcome records from files, without touching the ledger.
+
+    Bad lines are listed on stderr (and under ``bad_lines`` in JSON) and not
+    counted; the exit code is then 1.
+    """
+    results = _read_all(files, new_batch_id())
+    bad = [b for r in results for b in r.bad]
+    _emit(summarize(rec for r in results for rec in r.records), bad, as_json)
+    if bad:
+        raise typer.Exit(1)
+
+
+@guarded
+def summary(
+    ledger: LedgerOpt = None,
+    batch: Annotated[str | None, typer.Option(help="Only this ingest batch.")] = None,
+    run: Annotated[str | None, typer.Option(help="Only records of this run id.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Summarise outcome records stored in the ledger (all, one batch, or one run)."""
+    if batch and run:
+        fail("give --batch or --run, not both")
+    store = Ledger(ledger)
+    if batch:
+        rows = store.read(Observation, "WHERE batch_id = ?", [batch])
+    elif run:
+        rows = store.read(Observation, "WHERE run_id = ?", [run])
+    else:
+        rows = store.read(Observation)
+    if (batch or run) and not rows:
+        fail(f"no records for {'batch ' + batch if batch else 'run ' + str(run)}")
+    _emit(summarize(rows), [], as_json)
+
+
+@guarded
+def conflicts(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
+    """Disputed identities over all history: which, since when, from which sources."""
+    store = Ledger(ledger)
+    if as_json:
+        print_json(store.query("SELECT * FROM conflicts ORDER BY disputed_since, identity"))
+        return
+    rows = store.query(
+        "SELECT identity, array_to_string(case_ids, ', ') AS cases, "
+        "array_to_string(statuses, ' / ') AS statuses, array_to_string(sources, ', ') AS sources, "
+        "strftime(disputed_since, '%Y-%m-%d %H:%M:%S') AS disputed_since "
+        "FROM conflicts ORDER BY disputed_since, identity"
+    )
+    print_rows(rows, title="disputed identities")
+
+
+@guarded
+def unscored(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
+    """Unscored cases over all history: which, why, since when, from which sources."""
+    store = Ledger(ledger)
+    if as_json:
+        print_json(store.query("SELECT * FROM unscored ORDER BY unscored_since, case_id"))
+        return
+    rows = store.query(
+        "SELECT case_id, reason, array_to_string(sources, ', ') AS sources, "
+        "strftime(unscored_since, '%Y-%m-%d %H:%M:%S') AS unscored_since "
+        "FROM unscored ORDER BY unscored_since, case_id"
+    )
+    print_rows(rows, title="unscored cases")

@@ -1,0 +1,139 @@
+"""``bughunt sandbox``: the sandbox image (DESIGN §7)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from bughunt.models import ReproOutcome
+from cli._common import JsonOpt, console, err_console, fail, guarded, print_json
+
+sandbox_app = typer.Typer(help="The sandbox image untrusted code runs in.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")
+
+
+class _ProgressHandler(logging.Handler):
+    """Build progress on stderr, plain text (the log can carry tool output)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err_console.print(record.getMessage(), markup=False, highlight=False, soft_wrap=True)
+
+
+@sandbox_app.command("build")
+@guarded
+def build(
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild even when the image already exists.")
+    ] = False,
+    base_image: Annotated[
+        str | None,
+        typer.Option(
+            "--base-image",
+            help="Build FROM this Debian-like image instead of a debootstrapped root filesystem.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Build the sandbox image if its recipe changed (or with --force); print its tag."""
+    from tasks.sandbox import ensure_image  # imported late: docker is only needed here
+
+    logger = logging.getLogger("bughunt.sandbox")
+    handler = _ProgressHandler(level=logging.INFO)
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        result = ensure_image(force=force, base_image=base_image)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    what = f"built in {result.seconds:.1f} s" if result.built else "reused (already present)"
+    console.print(f"{result.tag} {what} (image {result.image_id})", markup=False, soft_wrap=True)
+
+
+@sandbox_app.command("verify")
+@guarded
+def verify(
+    corpus: Annotated[Path, typer.Option(help="Corpus folder.")],
+    case: Annotated[str, typer.Option("--case", help="Case id.")],
+    report: Annotated[
+        Path, typer.Option("--report", help="Bug report JSON file.", exists=True, dir_okay=False)
+    ],
+    repeats: Annotated[int, typer.Option(min=1, max=20, help="Executions per tree.")] = 3,
+    timeout: Annotated[float, typer.Option(min=1, help="Deadline of one execution (s).")] = 10.0,
+    seed: Annotated[
+        int | None,
+        typer.Option(help="Seed of the execution order and the trees' rewrites (default: random)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one report's reproduction test against one case: every execution and the verdict.
+
+    The command to see why a report did or did not reproduce. Exit 0 when it
+    reproduced, 1 otherwise (not reproduced, flaky, error or unusable report).
+    """
+    from corpus import load_corpus
+    from flows import new_run_id
+    from tasks.sandbox import SandboxSettings, verify_report
+
+    loaded = load_corpus(corpus)
+    if not any(c.case_id == case for c in loaded.cases):
+        rejected = [r for r in loaded.rejected if r.case_id == case]
+        why = f" (rejected: {rejected[0].describe()})" if rejected else ""
+        fail(f"no case {case!r} in {loaded.root}{why}")
+    run_id = new_run_id("verify")
+    seed = seed if seed is not None else secrets.randbits(63)
+    settings = SandboxSettings(repeats=repeats, test_timeout_s=timeout, seed=seed)
+    pair = verify_report(loaded, case, report, run_id=run_id, settings=settings)
+    if pair.report is None:
+        fail(f"report unusable: {pair.unusable_reason or pair.reason}", code=1)
+    observations = pair.observations
+    outcome, reason, test_hash = pair.outcome, pair.reason, pair.test_hash
+    if as_json:
+        print_json(
+            {
+                "case_id": case,
+                "report": str(report),
+                "test_hash": test_hash,
+                "seed": seed,
+                "rewrite_seed": pair.rewrite_seed,
+                "outcome": outcome.value,
+                "reason": reason,
+                "executions": [
+                    {
+                        "tree": o.tree.value if o.tree else None,
+                        "rewrite": o.rewrite,
+                        "repeat": o.repeat,
+                        "status": o.status.value,
+                        "exit_code": o.exit_code,
+                        "duration_s": o.duration_s,
+                        "reason": o.annotations.get("reason"),
+                        "output": o.output,
+                    }
+                    for o in observations
+                ],
+            }
+        )
+    else:
+        for o in observations:
+            note = o.annotations.get("reason")
+            tree = (o.tree.value if o.tree else "?") + (
+                " (rewritten)" if o.rewrite is not None else ""
+            )
+            typer.echo(
+                f"{tree} #{o.repeat}: {o.status.value} "
+                f"(exit {o.exit_code}, {o.duration_s:.2f} s){' — ' + str(note) if note else ''}"
+            )
+            tail = (o.output or "").strip().splitlines()[-3:]
+            for line in tail:
+                typer.echo(f"    {line}")
+        typer.echo(f"verdict: {outcome.value}" + (f" — {reason}" if reason else ""))
+    if outcome is not ReproOutcome.REPRODUCED:
+        raise typer.Exit(1)

@@ -1,0 +1,97 @@
+"""Judges: backends, the call contract, strategies (DESIGN §6)."""
+
+from judging.judges._answer import (
+    DEFAULT_RATIONALE,
+    JudgeAnswer,
+    ParseFailure,
+    ParseResult,
+    answer_schema,
+    parse_answer,
+)
+from judging.judges._batch import BatchResult, judge_batch
+from judging.judges._breaker import Breaker
+from judging.judges._cache import (
+    CacheKey,
+    CallLookup,
+    cache_key,
+    key_of,
+    latest_usable,
+    load_cache,
+)
+from judging.judges._command import CommandJudge
+from judging.judges._config import (
+    DEFAULT_JUDGE,
+    JudgeConfig,
+    JudgesConfig,
+    JuryConfig,
+    build_judge,
+    load_judges,
+    parse_judges,
+)
+from judging.judges._contract import (
+    DEFAULT_DEADLINE_S,
+    MAX_ATTEMPTS,
+    backoff_s,
+    call_judge,
+)
+from judging.judges._openai import OpenAIJudge
+from judging.judges._prompt import Prompt, build_prompt, neutralise, render_report
+from judging.judges._protocol import (
+    ClientError,
+    ConnectionFailed,
+    Judge,
+    JudgeError,
+    JudgeRequest,
+    JudgeTimeout,
+    OverBudget,
+    RateLimited,
+    ReportFeatures,
+    ServerError,
+)
+from judging.judges._sim import SimJudge
+
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_JUDGE",
+    "DEFAULT_RATIONALE",
+    "MAX_ATTEMPTS",
+    "BatchResult",
+    "Breaker",
+    "CacheKey",
+    "CallLookup",
+    "ClientError",
+    "CommandJudge",
+    "ConnectionFailed",
+    "Judge",
+    "JudgeAnswer",
+    "JudgeConfig",
+    "JudgeError",
+    "JudgeRequest",
+    "JudgeTimeout",
+    "JudgesConfig",
+    "JuryConfig",
+    "OpenAIJudge",
+    "OverBudget",
+    "ParseFailure",
+    "ParseResult",
+    "Prompt",
+    "RateLimited",
+    "ReportFeatures",
+    "ServerError",
+    "SimJudge",
+    "answer_schema",
+    "backoff_s",
+    "build_judge",
+    "build_prompt",
+    "cache_key",
+    "call_judge",
+    "judge_batch",
+    "key_of",
+    "latest_usable",
+    "load_cache",
+    "load_judges",
+    "neutralise",
+    "parse_answer",
+    "parse_judges",
+    "render_report",
+]

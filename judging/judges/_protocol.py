@@ -1,0 +1,104 @@
+"""The judge interface every backend implements (DESIGN §6).
+
+A backend only turns a prompt into raw answer text, or raises one of the
+transport errors below. Everything else — the prompt, parsing, retries, the
+shared deadline, the circuit breaker, caching, ledger rows — is the call
+contract's job (``judging/judges/_contract.py``), the same for every
+backend.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bughunt.models import BugReport, Order
+
+
+class ReportFeatures(BaseModel):
+    """What a judge may know about one report besides its text."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    agent_version: str
+    """Agent version that wrote it."""
+    family: str
+    """That agent's model family (self-preference)."""
+    words: int = Field(ge=1)
+    """Word count of the report as shown to the judge."""
+    quality: float = Field(ge=0.0, le=1.0)
+    """Quality in [0, 1] from evidence (reproduction outcome, minimality, completeness).
+    Real judges ignore it; the simulated judge scores with it (DESIGN §6.3)."""
+
+
+class JudgeRequest(BaseModel):
+    """One ordered pair of reports, as one call sees it."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    case_id: str
+    """Case of the pair."""
+    order: Order
+    """Which agent's report is first."""
+    first: BugReport
+    """Report shown first."""
+    second: BugReport
+    """Report shown second."""
+    first_features: ReportFeatures
+    """Features of the first report."""
+    second_features: ReportFeatures
+    """Features of the second report."""
+    sample_index: int = 0
+    """Index among repeated samples of the same ordered pair."""
+
+
+class JudgeError(Exception):
+    """Base of the transport errors a backend raises; ``detail`` is safe to log (no keys)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+
+class RateLimited(JudgeError):
+    """HTTP 429 or the backend's equivalent: retried."""
+
+
+class ServerError(JudgeError):
+    """HTTP 5xx or the backend's equivalent: retried."""
+
+
+class ConnectionFailed(JudgeError):
+    """The judge could not be reached: retried."""
+
+
+class JudgeTimeout(JudgeError):
+    """No answer before the deadline: not retried (terminal ``timed_out``)."""
+
+
+class ClientError(JudgeError):
+    """HTTP 400 and other request errors: not retried (terminal ``failed_closed``)."""
+
+
+class OverBudget(JudgeError):
+    """Input over the judge's context budget: not retried (``over_budget``, or
+    ``failed_closed`` when the judge is required)."""
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A named judge of one model family."""
+
+    name: str
+    family: str
+    required: bool
+
+    def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
+        """Send one prompt and return the raw answer text.
+
+        Raises a :class:`JudgeError` subclass on failure; must return or raise
+        within ``timeout_s`` seconds (raising :class:`JudgeTimeout` when it
+        runs out). Must not retry on its own.
+        """
+        ...

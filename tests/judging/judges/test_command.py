@@ -1,0 +1,95 @@
+"""The command backend: an executable reading a JSON request on stdin, under the contract."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from bughunt.models import CallStatus, JudgeCall, Order, Winner
+from judging.judges import CommandJudge, call_judge
+from tests.judging.judges.helpers import assert_no_failure_carries_a_winner, request
+
+
+def script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "judge.py"
+    path.write_text("import json, sys, time, os, subprocess\n" + body)
+    return [sys.executable, str(path)]
+
+
+def run(argv: list[str], deadline_s: float = 10.0, **kw: object) -> JudgeCall:
+    judge = CommandJudge(name="cmd", family="local", argv=argv, **kw)  # type: ignore[arg-type]
+    call = call_judge(judge, request(), run_id="r", deadline_s=deadline_s, sleep=lambda _s: None)
+    assert_no_failure_carries_a_winner([call])
+    return call
+
+
+def test_the_command_reads_the_request_and_its_stdout_is_the_answer(tmp_path: Path) -> None:
+    """The request JSON (system, user, case, order, sample) arrives on stdin; stdout is parsed."""
+    seen = tmp_path / "seen.json"
+    argv = script(
+        tmp_path,
+        f"req = json.load(sys.stdin)\nopen({str(seen)!r}, 'w').write(json.dumps(req))\n"
+        "print('verdict: ' + json.dumps({'winner': 'second', 'rationale': 'cmd'}))\n",
+    )
+    call = run(argv)
+    assert (call.status, call.winner, call.rationale, call.attempts) == (
+        CallStatus.JUDGED,
+        Winner.SECOND,
+        "cmd",
+        1,
+    )
+    req = json.loads(seen.read_text())
+    assert sorted(req) == ["case_id", "order", "sample_index", "system", "user"]
+    assert (req["case_id"], req["order"], req["sample_index"]) == (
+        "c1",
+        Order.CANDIDATE_FIRST.value,
+        0,
+    )
+    assert "<<<REPORT-FIRST-" in req["user"]
+
+
+def test_a_nonzero_exit_is_retried_then_fails_closed(tmp_path: Path) -> None:
+    """A failing command is a server error: three runs, then failed_closed with its stderr."""
+    counter = tmp_path / "runs"
+    argv = script(
+        tmp_path,
+        f"open({str(counter)!r}, 'a').write('x')\nsys.stderr.write('upstream down')\nsys.exit(1)\n",
+    )
+    call = run(argv)
+    assert (call.status, call.attempts) == (CallStatus.FAILED_CLOSED, 3)
+    assert counter.read_text() == "xxx"
+    assert call.failure_reason is not None and "upstream down" in call.failure_reason
+
+
+def test_exit_65_is_over_budget_and_exit_64_a_client_error(tmp_path: Path) -> None:
+    """The two sysexits codes a command may use to say "too big" and "bad request"."""
+    assert run(script(tmp_path, "sys.exit(65)\n")).status is CallStatus.OVER_BUDGET
+    c = run(script(tmp_path, "sys.exit(64)\n"))
+    assert (c.status, c.attempts) == (CallStatus.FAILED_CLOSED, 1)
+
+
+def test_a_slow_command_is_killed_with_its_children_and_times_out(tmp_path: Path) -> None:
+    """A command (and a child holding its stdout) past the deadline: timed_out, promptly."""
+    argv = script(
+        tmp_path,
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\ntime.sleep(30)\n",
+    )
+    start = time.monotonic()
+    call = run(argv, deadline_s=1.0)
+    assert (call.status, call.attempts) == (CallStatus.TIMED_OUT, 1)
+    assert time.monotonic() - start < 5.0
+
+
+def test_a_missing_command_fails_closed_without_retry(tmp_path: Path) -> None:
+    """A command that does not exist is a client error: one attempt."""
+    call = run([str(tmp_path / "no-such-judge")])
+    assert (call.status, call.attempts) == (CallStatus.FAILED_CLOSED, 1)
+    assert call.failure_reason is not None and "cannot run" in call.failure_reason
+
+
+def test_unparseable_output_is_retried(tmp_path: Path) -> None:
+    """Printed prose without JSON is a parse failure, retried like any model's."""
+    call = run(script(tmp_path, "print('the first one')\n"))
+    assert (call.status, call.attempts) == (CallStatus.FAILED_CLOSED, 3)

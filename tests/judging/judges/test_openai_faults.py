@@ -1,0 +1,258 @@
+"""The openai backend under the call contract, against a scripted server on a real socket.
+
+Each test scripts the server's answers and checks both the call's terminal
+status and how many requests the server actually received.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from bughunt.models import CallStatus, JudgeCall, Winner
+from judging.judges import Breaker, OpenAIJudge, call_judge, judge_batch
+from tests.judging.judges.helpers import (
+    assert_no_failure_carries_a_winner,
+    request,
+    requests,
+)
+from tests.judging.judges.openai_server import (
+    OpenAIServer,
+    Reply,
+    answer,
+    error,
+    ok,
+)
+
+KEY = "sk-test-SECRET-0123456789"
+
+
+def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
+    args: dict[str, object] = {
+        "name": "local",
+        "family": "test",
+        "model": "m",
+        "base_url": server.base_url,
+        "api_key": KEY,
+    }
+    return OpenAIJudge(**{**args, **kw})  # type: ignore[arg-type]
+
+
+def call(server: OpenAIServer, deadline_s: float = 20.0, **kw: object) -> JudgeCall:
+    result = call_judge(judge_for(server, **kw), request(), run_id="r1", deadline_s=deadline_s)
+    assert_no_failure_carries_a_winner([result])
+    assert KEY not in result.model_dump_json()
+    return result
+
+
+def test_strict_json_is_judged_in_one_request(server: OpenAIServer) -> None:
+    """A strict JSON answer: judged after one request that asked for the answer's JSON schema."""
+    server.script(answer("second", "clearer repro"))
+    c = call(server)
+    assert (c.status, c.winner, c.rationale, c.attempts, server.count) == (
+        CallStatus.JUDGED,
+        Winner.SECOND,
+        "clearer repro",
+        1,
+        1,
+    )
+    sent = server.requests[0]
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert sent.body["model"] == "m"
+    assert [m["role"] for m in sent.body["messages"]] == ["system", "user"]
+    schema = sent.body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["winner"]["enum"] == ["first", "second", "tie"]
+
+
+def test_json_wrapped_in_prose_is_judged(server: OpenAIServer) -> None:
+    """An answer with prose around the JSON object is parsed from the first { to the last }."""
+    server.script(ok('Sure! Here it is:\n```json\n{"winner": "first", "rationale": "ok"}\n```'))
+    c = call(server)
+    assert (c.status, c.winner, server.count) == (CallStatus.JUDGED, Winner.FIRST, 1)
+
+
+def test_non_json_three_times_fails_closed_after_exactly_three_requests(
+    server: OpenAIServer,
+) -> None:
+    """Three unparseable answers: failed_closed, three requests, the last raw answer kept."""
+    server.script(ok("I think the first."), ok("Definitely the first one."), ok("first"))
+    c = call(server)
+    assert (c.status, c.attempts, server.count) == (CallStatus.FAILED_CLOSED, 3, 3)
+    assert c.raw_answer == "first"
+    assert c.failure_reason is not None and "unparseable answer" in c.failure_reason
+
+
+def test_a_winner_outside_the_enum_is_never_a_verdict(server: OpenAIServer) -> None:
+    """``"winner": "both"`` is a parse failure, retried, then failed_closed, not a tie."""
+    server.script(*[ok('{"winner": "both", "rationale": "equal"}')] * 3)
+    c = call(server)
+    assert (c.status, c.winner, c.attempts, server.count) == (CallStatus.FAILED_CLOSED, None, 3, 3)
+    assert c.failure_reason is not None and "not one of" in c.failure_reason
+
+
+def test_rate_limit_then_success_is_judged_on_the_second_request(server: OpenAIServer) -> None:
+    """A 429 is retried after the backoff; the retry's answer counts."""
+    server.script(error(429, "slow down", type_="rate_limit_error"), answer("tie"))
+    start = time.monotonic()
+    c = call(server)
+    assert (c.status, c.winner, c.attempts, server.count) == (CallStatus.JUDGED, Winner.TIE, 2, 2)
+    assert time.monotonic() - start >= 0.18  # the 200 ms × jitter backoff was slept
+
+
+def test_server_error_then_success_is_judged_on_the_second_request(server: OpenAIServer) -> None:
+    """A 500 is retried; the retry's answer counts."""
+    server.script(error(500, "boom", type_="server_error"), answer("first"))
+    c = call(server)
+    assert (c.status, c.winner, c.attempts, server.count) == (CallStatus.JUDGED, Winner.FIRST, 2, 2)
+
+
+def test_bad_request_fails_closed_after_one_request(server: OpenAIServer) -> None:
+    """A 400 (not about the input's size) is not retried: failed_closed after one request."""
+    server.script(error(400, "model 'm' does not exist", code="model_not_found"))
+    c = call(server)
+    assert (c.status, c.attempts, server.count) == (CallStatus.FAILED_CLOSED, 1, 1)
+    assert c.failure_reason is not None and "HTTP 400" in c.failure_reason
+
+
+def test_a_slow_answer_times_out_and_is_not_retried(server: OpenAIServer) -> None:
+    """An answer slower than the deadline: timed_out after one request, at about the deadline."""
+    server.script(answer("first", delay_s=10.0))
+    start = time.monotonic()
+    c = call(server, deadline_s=1.0)
+    elapsed = time.monotonic() - start
+    assert (c.status, c.attempts, server.count) == (CallStatus.TIMED_OUT, 1, 1)
+    assert 0.9 <= elapsed < 3.0
+    assert c.latency_s is not None and c.latency_s < 3.0
+
+
+def test_context_length_exceeded_is_over_budget(server: OpenAIServer) -> None:
+    """A 400 with code context_length_exceeded: over_budget after one request."""
+    server.script(
+        error(
+            400,
+            "This model's maximum context length is 8192 tokens",
+            code="context_length_exceeded",
+        )
+    )
+    c = call(server)
+    assert (c.status, c.attempts, server.count) == (CallStatus.OVER_BUDGET, 1, 1)
+
+
+def test_context_length_exceeded_fails_closed_for_a_required_judge(server: OpenAIServer) -> None:
+    """The same 400 for a required judge: failed_closed after one request."""
+    server.script(error(400, "too long", code="context_length_exceeded"))
+    c = call(server, required=True)
+    assert (c.status, c.attempts, server.count) == (CallStatus.FAILED_CLOSED, 1, 1)
+
+
+def test_breaker_opens_after_k_consecutive_failures_and_nothing_more_is_sent(
+    server: OpenAIServer,
+) -> None:
+    """After K failed calls the server receives no further request; the rest are aborted."""
+    server.fallback = error(503, "down", type_="server_error")
+    breaker = Breaker(consecutive=2, failures=10, window=20)
+    result = judge_batch(
+        judge_for(server),
+        requests(6),
+        run_id="r1",
+        max_in_flight=1,
+        breaker=breaker,
+        sleep=lambda _s: None,  # the schedule is tested elsewhere; keep this test quick
+    )
+    statuses = [c.status for c in result.calls]
+    assert statuses == [CallStatus.FAILED_CLOSED] * 2 + [CallStatus.ABORTED] * 4
+    assert [c.attempts for c in result.calls] == [3, 3, 0, 0, 0, 0]
+    assert server.count == 6
+    time.sleep(0.2)
+    assert server.count == 6  # and nothing arrives later
+    assert result.degraded and result.degraded_reason == breaker.reason
+    assert_no_failure_carries_a_winner(result.calls)
+
+
+def test_connection_refused_is_retried_then_fails_closed() -> None:
+    """A judge nobody listens on: connection errors, three attempts, failed_closed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
+    judge = OpenAIJudge(
+        name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
+    )
+    c = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    assert (c.status, c.attempts) == (CallStatus.FAILED_CLOSED, 3)
+    assert c.failure_reason is not None and "connection failed" in c.failure_reason
+
+
+def test_a_success_body_that_is_not_json_is_a_retried_server_error(server: OpenAIServer) -> None:
+    """A 200 whose body is not JSON is retried like a server error."""
+    server.script(Reply(200, "<html>proxy error</html>"), answer("first"))
+    c = call(server)
+    assert (c.status, c.attempts, server.count) == (CallStatus.JUDGED, 2, 2)
+
+
+def test_a_completion_without_text_is_a_parse_failure(server: OpenAIServer) -> None:
+    """A choice with no content is retried as an unparseable answer."""
+    server.script(ok(None), answer("second"))
+    c = call(server)
+    assert (c.status, c.winner, c.attempts) == (CallStatus.JUDGED, Winner.SECOND, 2)
+
+
+def test_structured_output_falls_back_to_plain_once_refused(server: OpenAIServer) -> None:
+    """A 400 naming response_format is re-sent once without it, and never asked again."""
+    server.script(
+        error(400, "response_format json_schema is not supported", param="response_format"),
+        answer("first"),
+        answer("second"),
+    )
+    judge = judge_for(server)
+    first = call_judge(judge, request(), run_id="r", deadline_s=10)
+    second = call_judge(judge, request("c2"), run_id="r", deadline_s=10)
+    assert (first.status, first.attempts, second.status) == (
+        CallStatus.JUDGED,
+        1,
+        CallStatus.JUDGED,
+    )
+    assert server.count == 3
+    assert ["response_format" in r.body for r in server.requests] == [True, False, False]
+
+
+def test_structured_on_never_falls_back(server: OpenAIServer) -> None:
+    """With structured="on", a refused schema is a plain client error."""
+    server.script(error(400, "response_format unsupported", param="response_format"))
+    c = call(server, structured="on")
+    assert (c.status, server.count) == (CallStatus.FAILED_CLOSED, 1)
+
+
+def test_the_api_key_never_reaches_the_row(server: OpenAIServer) -> None:
+    """A server echoing the key in an error message: the row says it was redacted."""
+    server.script(error(401, f"invalid key {KEY}", code="invalid_api_key"))
+    c = call(server)  # asserts KEY is nowhere in the row
+    assert (c.status, server.count) == (CallStatus.FAILED_CLOSED, 1)
+    assert c.failure_reason is not None and "[api key redacted]" in c.failure_reason
+    assert KEY not in repr(judge_for(server))
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_every_5xx_is_retried(server: OpenAIServer, status: int) -> None:
+    """Any 5xx counts as a server error."""
+    server.script(error(status, "x", type_="server_error"), answer("first"))
+    assert call(server).attempts == 2
+
+
+def test_the_request_timeout_is_the_time_left(server: OpenAIServer) -> None:
+    """After a failed attempt and a backoff, the retry times out at the shared deadline."""
+    server.script(error(500, "x", type_="server_error"), answer("first", delay_s=10.0))
+    start = time.monotonic()
+    c = call(server, deadline_s=1.5)
+    assert (c.status, c.attempts, server.count) == (CallStatus.TIMED_OUT, 2, 2)
+    assert time.monotonic() - start < 2.5
+
+
+def test_every_request_asks_for_the_same_prompt(server: OpenAIServer) -> None:
+    """Retries resend the identical prompt (what the prompt hash names)."""
+    server.script(error(500, "x", type_="server_error"), answer("first"))
+    call(server)
+    a, b = (json.dumps(r.body["messages"]) for r in server.requests)
+    assert a == b
