@@ -36,6 +36,17 @@ class Tree(StrEnum):
     CLEAN = "clean"
 
 
+class PipelineStage(StrEnum):
+    """The six pipeline stages, in the order a run chains them (docs/architecture.md)."""
+
+    CLASSIFY = "classify"
+    HASH_CORPUS = "hash-corpus"
+    SANDBOX = "sandbox"
+    FLAKE_UPDATE = "flake-update"
+    SCORE = "score"
+    REPORT = "report"
+
+
 class RunKind(StrEnum):
     NIGHTLY = "nightly"
     PR = "pr"

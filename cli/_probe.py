@@ -87,14 +87,13 @@ def probe(
     if not reports:
         fail(f"no recorded report in {loaded.root}: probes need replay agents' reports")
     run_id = new_run_id("probe")
-    settings = ScoreSettings(probe_pairs=pairs)
+    settings = ScoreSettings(probe_pairs=pairs, refresh=refresh_judge)
     ctx = ProbeContext(
         families=families,
         quality=quality,
         run_id=run_id,
         settings=settings,
         ledger=store,
-        refresh=refresh_judge,
     )
     calls, rows_out = [], []
     for member in members:

@@ -14,19 +14,36 @@ from corpus._format import (
     load_corpus,
     read_toml,
 )
+from corpus._hash_cache import (
+    CACHE_FILE,
+    HashCache,
+    cached_hash_case,
+    cached_hash_target,
+    hash_cache_at,
+)
+from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
 from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
 
 __all__ = [
+    "CACHE_FILE",
     "DEFAULT_MAX_PATCH_BYTES",
     "DEFAULT_ORACLE",
+    "TREE_EXCLUDE",
     "Corpus",
     "CorpusConfig",
+    "HashCache",
     "LoadedCase",
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
     "agent_view",
+    "cached_hash_case",
+    "cached_hash_target",
+    "hash_cache_at",
+    "hash_case",
+    "hash_corpus",
+    "hash_target",
     "is_hidden",
     "load_corpus",
     "oracle_files",

@@ -1,6 +1,7 @@
-"""How stages are chained and scheduled: the Prefect flows (DESIGN §2, §10)."""
+"""How stages are chained and scheduled: the Prefect flows (docs/architecture.md)."""
 
-from flows._pipeline import STAGES, RunParams, RunResult, new_run_id, run_pipeline
+from flows._params import RunParams, new_run_id, run_seed
+from flows._pipeline import STAGES, RunResult, run_pipeline
 from flows.nightly import nightly_flow
 from flows.pr import pr_flow
 
@@ -12,4 +13,5 @@ __all__ = [
     "nightly_flow",
     "pr_flow",
     "run_pipeline",
+    "run_seed",
 ]

@@ -1,30 +1,24 @@
-"""The six stages as Prefect tasks, each over a whole batch (DESIGN §2).
+"""The six stages as Prefect tasks, each over a whole batch.
 
-A task run costs milliseconds of orchestration, so there is one task per
-stage, never one per test execution or judge call. Prefect retries a task
-only on a transient infrastructure error (a held ledger lock, a busy Docker
-engine); bad input and broken contracts fail at once.
+Every stage is ``run(inputs, settings) -> result`` in its package under
+``tasks/``; here each becomes one Prefect task. A task run costs milliseconds
+of orchestration, so there is one task per stage, never one per test
+execution or judge call. Prefect retries a task only on a transient
+infrastructure error (a held ledger lock, a busy Docker engine); bad input
+and broken contracts fail at once.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from prefect import Task, task
 from prefect.cache_policies import NONE
 
 from bughunt.errors import TransientError
-from bughunt.models import AgentVersion, BugCategory, ContractCheck, FlakeRecord, Observation
-from corpus import Corpus, RejectedCase
-from judging.judges import JudgeConfig, build_judge
-from ledger import Ledger
-from tasks.classify import CaseClassification, ClassifyResult, classify_incremental
-from tasks.flakes import flake_update
-from tasks.hash_corpus import HashResult, hash_loaded_corpus
-from tasks.sandbox import SandboxResult, SandboxSettings, run_sandbox
-from tasks.score import ReportEvidence, ScoreSettings, ScoreStageResult, score_stage
+from tasks import classify, flakes, hash_corpus, report, sandbox, score
 
 
 def transient_only(task: Any, task_run: Any, state: Any) -> bool:
@@ -53,109 +47,26 @@ def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
     )
 
 
-@stage_task("classify")
-def classify_task(
-    corpus: Corpus,
-    pr_diff: bytes | None,
-    previous: Mapping[str, CaseClassification | RejectedCase] | None = None,
-    hash_cache: str | None = None,
-) -> ClassifyResult:
-    """Stage 1: classify every case, validate patches, plan the run.
-
-    Cases whose classify key is in ``previous`` (an earlier run's results) are not
-    classified again; ``hash_cache`` is the stat cache file the target is hashed through.
-    """
-    return classify_incremental(corpus, pr_diff, previous or {}, hash_cache)
-
-
-@stage_task("hash-corpus")
-def hash_task(
-    corpus: Corpus,
-    previous: dict[str, str],
-    previous_run_id: str | None,
-    hash_cache: str | None = None,
-) -> HashResult:
-    """Stage 2: content hashes and what changed since the last manifest (unchanged files unread)."""
-    return hash_loaded_corpus(corpus, previous, previous_run_id, hash_cache)
-
-
-def _progress() -> Any:
+def _sandbox_with_progress(
+    inputs: sandbox.SandboxInputs, settings: sandbox.SandboxSettings
+) -> sandbox.SandboxResult:
+    """The sandbox stage, with a progress bar when its output is a terminal."""
     if not sys.stderr.isatty():
-        return None
+        return sandbox.run(inputs, settings)
     from rich.progress import Progress
 
-    return Progress(transient=True)
-
-
-@stage_task("sandbox")
-def sandbox_task(
-    corpus: Corpus,
-    case_ids: Sequence[str],
-    agents: Sequence[AgentVersion],
-    case_hashes: dict[str, str],
-    run_id: str,
-    settings: SandboxSettings,
-    known_checks: dict[str, ContractCheck],
-) -> SandboxResult:
-    """Stage 3: every planned case × agent in hardened containers (a progress bar on a terminal)."""
-    bar = _progress()
-    if bar is None:
-        return run_sandbox(
-            corpus,
-            case_ids=case_ids,
-            agents=agents,
-            case_hashes=case_hashes,
-            run_id=run_id,
-            settings=settings,
-            known_checks=known_checks,
-        )
-    with bar:
+    with Progress(transient=True) as bar:
         job = bar.add_task("sandbox", total=None)
-        return run_sandbox(
-            corpus,
-            case_ids=case_ids,
-            agents=agents,
-            case_hashes=case_hashes,
-            run_id=run_id,
-            settings=settings,
+        return sandbox.run(
+            inputs,
+            settings,
             progress=lambda done, total: bar.update(job, completed=done, total=total),
-            known_checks=known_checks,
         )
 
 
-@stage_task("flake-update")
-def flake_task(
-    ledger: Ledger, observations: Sequence[Observation], run_id: str
-) -> list[FlakeRecord]:
-    """Stage 4: fold the run's executions into the flake ledger (rows returned, not written)."""
-    return flake_update(ledger, observations, run_id)
-
-
-@stage_task("score")
-def score_task(
-    evidence: Sequence[ReportEvidence],
-    run_id: str,
-    baseline: str,
-    candidate: str,
-    categories: dict[str, BugCategory | None],
-    judges: Sequence[JudgeConfig],
-    settings: ScoreSettings,
-    ledger: Ledger,
-    refresh: bool,
-) -> ScoreStageResult:
-    """Stage 5: judge every pair, fold verdicts, probe the judge.
-
-    Judges travel as their configuration and are built here: a backend holds
-    locks and HTTP clients that cannot be sent to another process (Dask).
-    """
-    return score_stage(
-        evidence,
-        run_id=run_id,
-        baseline=baseline,
-        candidate=candidate,
-        categories=categories,
-        judges=[build_judge(c) for c in judges],
-        settings=settings,
-        ledger=ledger,
-        refresh=refresh,
-    )
+classify_task = stage_task(classify.RECORD.name)(classify.run)
+hash_task = stage_task(hash_corpus.RECORD.name)(hash_corpus.run)
+sandbox_task = stage_task(sandbox.RECORD.name)(_sandbox_with_progress)
+flake_task = stage_task(flakes.RECORD.name)(flakes.run)
+score_task = stage_task(score.RECORD.name)(score.run)
+report_task = stage_task(report.RECORD.name)(report.run)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from prefect import flow
 
 from bughunt.models import RunKind
-from flows._pipeline import STAGES, RunParams, RunResult, new_run_id, run_pipeline
+from flows._params import RunParams, new_run_id
+from flows._pipeline import STAGES, RunResult, run_pipeline
 from flows._runner import task_runner_from_env
 
 __all__ = ["STAGES", "RunResult", "new_run_id", "nightly_flow"]

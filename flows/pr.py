@@ -14,7 +14,8 @@ from prefect import flow
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.models import RunKind
-from flows._pipeline import RunParams, RunResult, run_pipeline
+from flows._params import RunParams
+from flows._pipeline import RunResult, run_pipeline
 from flows._runner import task_runner_from_env
 
 __all__ = ["pr_flow"]

@@ -2,11 +2,15 @@
 
 from ledger._codec import arrow_to_rows, rows_to_arrow
 from ledger._migrate import current_version, known_migrations
+from ledger._record import RestoreRows, StageInputs, StageRecord
 from ledger._store import DEFAULT_PATH, Ledger, default_path
 
 __all__ = [
     "DEFAULT_PATH",
     "Ledger",
+    "RestoreRows",
+    "StageInputs",
+    "StageRecord",
     "arrow_to_rows",
     "current_version",
     "default_path",

@@ -21,6 +21,7 @@ from tasks.classify._batch import (
     plan_for_diff,
 )
 from tasks.classify._diff import ParsedPatch, changed_paths, parse_patch
+from tasks.classify._entry import RECORD, ClassifyInputs, ClassifySettings, run
 from tasks.classify._impact import (
     DEFAULT_IMPACT_GLOBS,
     CaseScope,
@@ -29,7 +30,6 @@ from tasks.classify._impact import (
     ImpactConfig,
     PathImpact,
     RunPlan,
-    Stage,
     load_impact_config,
     plan_for_paths,
 )
@@ -45,11 +45,14 @@ from tasks.classify._validate import git_apply_argv, git_apply_env, validate_pat
 __all__ = [
     "CLASSIFIER_VERSION",
     "DEFAULT_IMPACT_GLOBS",
+    "RECORD",
     "RULES",
     "CaseClassification",
     "CaseScope",
     "CategoryDecision",
+    "ClassifyInputs",
     "ClassifyResult",
+    "ClassifySettings",
     "CorpusLayout",
     "Evidence",
     "FileSummary",
@@ -58,7 +61,6 @@ __all__ = [
     "ParsedPatch",
     "PathImpact",
     "RunPlan",
-    "Stage",
     "categorize",
     "changed_paths",
     "classify_case",
@@ -72,5 +74,6 @@ __all__ = [
     "plan_for_diff",
     "plan_for_paths",
     "previous_classifications",
+    "run",
     "validate_patch",
 ]

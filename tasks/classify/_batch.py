@@ -105,6 +105,10 @@ class ClassifyResult(BaseModel):
     reused: int = 0
     """Cases whose earlier result was reused (same classify key): not validated again."""
 
+    def categories(self) -> dict[str, BugCategory | None]:
+        """Case id → bug category of every labelled case (``None``: no rule matched)."""
+        return {c.case_id: c.category for c in self.cases}
+
 
 def summarize(case: LoadedCase, patch: ParsedPatch) -> CaseClassification:
     """Category, files and size figures of a case whose patch is already validated."""

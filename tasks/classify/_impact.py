@@ -42,6 +42,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.errors import InputError
+from bughunt.models import PipelineStage
 from corpus import read_toml
 
 
@@ -55,17 +56,6 @@ class ImpactClass(StrEnum):
     DOCS = "docs"
 
 
-class Stage(StrEnum):
-    """The six pipeline stages (DESIGN §2), in order."""
-
-    CLASSIFY = "classify"
-    HASH_CORPUS = "hash-corpus"
-    SANDBOX = "sandbox"
-    FLAKE_UPDATE = "flake-update"
-    SCORE = "score"
-    REPORT = "report"
-
-
 class CaseScope(StrEnum):
     """Which cases a plan runs."""
 
@@ -74,8 +64,13 @@ class CaseScope(StrEnum):
     NONE = "none"
 
 
-ALL_STAGES: tuple[Stage, ...] = tuple(Stage)
-RESCORE_STAGES: tuple[Stage, ...] = (Stage.CLASSIFY, Stage.HASH_CORPUS, Stage.SCORE, Stage.REPORT)
+ALL_STAGES: tuple[PipelineStage, ...] = tuple(PipelineStage)
+RESCORE_STAGES: tuple[PipelineStage, ...] = (
+    PipelineStage.CLASSIFY,
+    PipelineStage.HASH_CORPUS,
+    PipelineStage.SCORE,
+    PipelineStage.REPORT,
+)
 
 DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {
     ImpactClass.AGENT: ("corpus/*/agents/**", "corpus/*/recorded/**"),
@@ -248,7 +243,7 @@ class RunPlan(BaseModel):
     """All cases, the listed ones, or none."""
     case_ids: list[str] = Field(default_factory=list)
     """The cases to run when ``scope`` is ``listed`` (sorted); empty otherwise."""
-    stages: list[Stage] = Field(default_factory=list)
+    stages: list[PipelineStage] = Field(default_factory=list)
     """Stages to run, in pipeline order; empty when nothing runs."""
     reasons: list[str] = Field(default_factory=list)
     """Why, in plain English, one line per kind of change."""
@@ -376,7 +371,7 @@ def plan_for_paths(
             f"change in another corpus ({_listing(elsewhere)}): nothing to run for {where}"
         )
 
-    stages: set[Stage] = set()
+    stages: set[PipelineStage] = set()
     if everything:
         scope, stages = CaseScope.ALL, set(ALL_STAGES)
     elif rescore:

@@ -30,11 +30,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from bughunt.hashing import hash_json, sha256_bytes
-from corpus import DEFAULT_MAX_PATCH_BYTES, Corpus, LoadedCase, RejectedCase
+from corpus import (
+    DEFAULT_MAX_PATCH_BYTES,
+    Corpus,
+    HashCache,
+    LoadedCase,
+    RejectedCase,
+    cached_hash_target,
+    hash_cache_at,
+)
 from ledger import Ledger
 from tasks.classify._batch import CaseClassification, ClassifyResult, classify_corpus
 from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S
-from tasks.hash_corpus._cache import HashCache, cached_hash_target, hash_cache_at
 
 Reusable = CaseClassification | RejectedCase
 """What a case's classification is: labelled, or rejected by validation."""

@@ -6,6 +6,14 @@ stage returns rows; the flow writes them in one bulk write. docs/ledger.md
 """
 
 from tasks.flakes._config import FlakeThresholds, load_thresholds
+from tasks.flakes._entry import (
+    RECORD,
+    FlakeInputs,
+    FlakeResult,
+    FlakeSettings,
+    reproductions_after_flakes,
+    run,
+)
 from tasks.flakes._fold import (
     DECIDED,
     FlakeKey,
@@ -40,10 +48,14 @@ from tasks.flakes._summary import (
 __all__ = [
     "DECIDED",
     "DISAGREED_STATES",
+    "RECORD",
     "UNTRUSTED_STATES",
     "ExcludedInput",
     "FlakeExclusion",
+    "FlakeInputs",
     "FlakeKey",
+    "FlakeResult",
+    "FlakeSettings",
     "FlakeThresholds",
     "FlakyTest",
     "ReproductionInput",
@@ -63,5 +75,7 @@ __all__ = [
     "load_thresholds",
     "parse_since",
     "record_key",
+    "reproductions_after_flakes",
+    "run",
     "update_flakes",
 ]

@@ -1,13 +1,8 @@
 """Stage 2, hash-corpus: content hashes of cases and the corpus (DESIGN §4)."""
 
-from tasks.hash_corpus._cache import CACHE_FILE, HashCache, hash_cache_at
-from tasks.hash_corpus._hashing import (
-    ManifestDiff,
-    diff_manifests,
-    hash_case,
-    hash_corpus,
-    hash_target,
-)
+from corpus import CACHE_FILE, HashCache, hash_cache_at, hash_case, hash_corpus, hash_target
+from tasks.hash_corpus._entry import RECORD, HashInputs, HashSettings, run
+from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests
 from tasks.hash_corpus._stage import (
     CaseHash,
     HashResult,
@@ -18,9 +13,12 @@ from tasks.hash_corpus._stage import (
 
 __all__ = [
     "CACHE_FILE",
+    "RECORD",
     "CaseHash",
     "HashCache",
+    "HashInputs",
     "HashResult",
+    "HashSettings",
     "ManifestDiff",
     "diff_manifests",
     "hash_cache_at",
@@ -30,4 +28,5 @@ __all__ = [
     "hash_target",
     "manifest_rows",
     "previous_manifest",
+    "run",
 ]

@@ -7,10 +7,9 @@ import os
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import BugCategory, ManifestEntry
-from corpus import Corpus
+from corpus import Corpus, cached_hash_case, cached_hash_target, hash_cache_at, hash_corpus
 from ledger import Ledger
-from tasks.hash_corpus._cache import cached_hash_case, cached_hash_target, hash_cache_at
-from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests, hash_corpus
+from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests
 
 
 class CaseHash(BaseModel):

@@ -13,6 +13,14 @@ from tasks.report._artifacts import (
     category_table,
     publish_artifacts,
 )
+from tasks.report._entry import (
+    RECORD,
+    ReportInputs,
+    ReportSettings,
+    closing_message,
+    gate_of,
+    run,
+)
 from tasks.report._escape import MdSafe, UnsafeSvgError, md_escape, sanitize_svg
 from tasks.report._history import (
     ConsistencyPoint,
@@ -24,6 +32,7 @@ from tasks.report._history import (
 )
 from tasks.report._model import CaseRow, RunSummary, VersionRepro
 from tasks.report._render import render_html, render_markdown
+from tasks.report._summary import build_summary
 from tasks.report._write import (
     REPORT_STAGE,
     ReportPaths,
@@ -36,6 +45,7 @@ from tasks.report._write import (
 )
 
 __all__ = [
+    "RECORD",
     "REPORT_STAGE",
     "ArtifactKeys",
     "CaseRow",
@@ -43,17 +53,22 @@ __all__ = [
     "FlakePoint",
     "History",
     "MdSafe",
+    "ReportInputs",
     "ReportPaths",
+    "ReportSettings",
     "ReproPoint",
     "RunSummary",
     "UnsafeSvgError",
     "VersionRepro",
     "WinRatePoint",
     "artifact_keys",
+    "build_summary",
     "canonical",
     "case_table",
     "category_table",
+    "closing_message",
     "default_out_dir",
+    "gate_of",
     "load_history",
     "load_summary",
     "md_escape",
@@ -61,6 +76,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "report_payload",
+    "run",
     "sanitize_svg",
     "summary_json",
     "write_report",

@@ -15,9 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.models import BiasProbe, BugCategory, ReproOutcome, RunKind, RunStatus, Strategy
 from bughunt.stats import Interval
 from tasks.flakes import FlakyTest
-from tasks.score._gate import GateDecision
-from tasks.score._stage import JudgeHealth
-from tasks.score.outcomes import OutcomeSummary
+from tasks.score import GateDecision, JudgeHealth, OutcomeSummary
 from tasks.score.pairs import ScoreSummary
 
 

@@ -12,6 +12,7 @@ from tasks.sandbox._agents import REPORT_PATH, parse_report
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, Limits, RunResult
 from tasks.sandbox._contract import check_contract, known_checks
 from tasks.sandbox._engine import connect
+from tasks.sandbox._entry import RECORD, SandboxInputs, run
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
 from tasks.sandbox._executor import Executor, run_once
 from tasks.sandbox._image import ImageBuild, ensure_image
@@ -54,6 +55,7 @@ __all__ = [
     "HOSTNAME",
     "PYTEST",
     "RECIPE",
+    "RECORD",
     "REPORT_PATH",
     "TEST_FILE",
     "TREE_PATH",
@@ -68,6 +70,7 @@ __all__ = [
     "RunResult",
     "SandboxEngineError",
     "SandboxImageError",
+    "SandboxInputs",
     "SandboxResult",
     "SandboxSettings",
     "SandboxUnavailable",
@@ -90,6 +93,7 @@ __all__ = [
     "pytest_argv",
     "read_tree",
     "reproduce",
+    "run",
     "run_once",
     "run_sandbox",
     "schedule",

@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 
 from bughunt.errors import InputError
+from corpus import TREE_EXCLUDE
 from tasks.classify import git_apply_argv, git_apply_env
-from tasks.hash_corpus._hashing import TREE_EXCLUDE
 
 Files = dict[str, bytes]
 

@@ -1,6 +1,7 @@
 """Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
 
 from tasks.score._cache import ledger_lookup
+from tasks.score._entry import RECORD, ScoreInputs, evidence_of, run
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._gate import (
     GateDecision,
@@ -10,12 +11,13 @@ from tasks.score._gate import (
     load_gate_thresholds,
     reproduction_test,
 )
-from tasks.score._stage import JudgeHealth, ScoreSettings, ScoreStageResult, score_stage
+from tasks.score._stage import JudgeHealth, ScoreResult, ScoreSettings, score_stage
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
 from tasks.score.records import BadLine, ReadResult, read_records, record_from_dict
 
 __all__ = [
+    "RECORD",
     "BadLine",
     "CaseState",
     "GateDecision",
@@ -25,9 +27,11 @@ __all__ = [
     "OutcomeSummary",
     "ReadResult",
     "ReportEvidence",
+    "ScoreInputs",
+    "ScoreResult",
     "ScoreSettings",
-    "ScoreStageResult",
     "decide_gate",
+    "evidence_of",
     "identity_of",
     "ledger_lookup",
     "load_gate_thresholds",
@@ -36,6 +40,7 @@ __all__ = [
     "render_summary",
     "report_quality",
     "reproduction_test",
+    "run",
     "score_stage",
     "summarize",
     "words_of",

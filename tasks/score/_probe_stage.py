@@ -9,7 +9,7 @@ its own family minus the other members' on the same pairs.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bughunt.models import BiasProbe, BugReport, CallStatus, JudgeCall, Order, Winner
@@ -49,8 +49,9 @@ class ProbeContext:
     quality: Mapping[tuple[str, str], float]
     run_id: str
     settings: ScoreSettings
+    breakers: dict[str, Breaker] = field(default_factory=dict)
+    """One circuit breaker per judge, shared with the stage's pair calls."""
     ledger: Ledger | None = None
-    refresh: bool = False
 
 
 DEFAULT_QUALITY = 0.5
@@ -94,9 +95,9 @@ def _judge_fn(
         for side in (Side.A, Side.B)
     }
     cache = load_cache(
-        ledger_lookup(ctx.ledger), judge.name, list(requests.values()), refresh=ctx.refresh
+        ledger_lookup(ctx.ledger), judge.name, list(requests.values()), refresh=ctx.settings.refresh
     )
-    breaker = ctx.settings.breakers.setdefault(judge.name, Breaker())
+    breaker = ctx.breakers.setdefault(judge.name, Breaker())
 
     def judge_fn(op: OrderedPair) -> Winner | None:
         request = requests[(op.pair.pair_id, op.first)]

@@ -8,7 +8,6 @@ pairs are answered from the ledger's cache (read-only) unless refreshed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,7 +61,7 @@ class JudgeHealth(BaseModel):
     """What opened it."""
 
 
-class ScoreStageResult(BaseModel):
+class ScoreResult(BaseModel):
     """Everything the score stage produced for one run."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
@@ -79,18 +78,25 @@ class ScoreStageResult(BaseModel):
     """Calls by status, cache hits, breaker."""
 
 
-@dataclass(slots=True)
-class ScoreSettings:
+class ScoreSettings(BaseModel):
     """How to judge (from the run's parameters)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
     strategy: Strategy = Strategy.SWAP
+    """Judging strategy."""
     k: int = 5
+    """Samples per order of the sampling strategies."""
     seed: int = 0
+    """Seed of strategy plans and probe pair sets."""
     deadline_s: float = 90.0
+    """Deadline of one judge call (all attempts)."""
     max_in_flight: int = 8
+    """Judge requests in flight at once."""
     probe_pairs: int = 20
     """Reports used for each of the position and verbosity probes (0: no probes)."""
-    breakers: dict[str, Breaker] = field(default_factory=dict)
+    refresh: bool = False
+    """Send every call again instead of answering from the cache (``--refresh-judge``)."""
 
 
 def _features(ev: ReportEvidence) -> ReportFeatures:
@@ -151,15 +157,16 @@ def score_stage(
     judges: Sequence[Judge],
     settings: ScoreSettings,
     ledger: Ledger | None = None,
-    refresh: bool = False,
-) -> ScoreStageResult:
+) -> ScoreResult:
     """Judge every candidate/baseline pair of the batch and measure the judge's biases.
 
     ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
     pair whose reports are missing or unusable is unscored with the reason and
     costs no call. Judge failures are failures to judge: unscored, never ties.
-    ``ledger`` (read only) answers unchanged calls from the cache unless ``refresh``.
+    ``ledger`` (read only) answers unchanged calls from the cache unless
+    ``settings.refresh``. One circuit breaker per judge for the whole stage.
     """
+    breakers: dict[str, Breaker] = {}
     config = StrategyConfig(
         strategy=settings.strategy,
         judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
@@ -193,7 +200,7 @@ def score_stage(
     calls: list[JudgeCall] = []
     degraded_reasons: list[str] = []
     for name, batch in requests.items():
-        breaker = settings.breakers.setdefault(name, Breaker())
+        breaker = breakers.setdefault(name, Breaker())
         result = judge_batch(
             by_name[name],
             batch,
@@ -201,7 +208,7 @@ def score_stage(
             max_in_flight=settings.max_in_flight,
             deadline_s=settings.deadline_s,
             breaker=breaker,
-            cache=load_cache(ledger_lookup(ledger), name, batch, refresh=refresh),
+            cache=load_cache(ledger_lookup(ledger), name, batch, refresh=settings.refresh),
         )
         calls.extend(result.calls)
         if result.degraded:
@@ -224,8 +231,8 @@ def score_stage(
                 quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
                 run_id=run_id,
                 settings=settings,
+                breakers=breakers,
                 ledger=ledger,
-                refresh=refresh,
             ),
         )
         calls.extend(probe_calls)
@@ -238,9 +245,9 @@ def score_stage(
         cache_hits=sum(1 for c in calls if c.cached),
         calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
         requests=sum(c.attempts for c in calls),
-        degraded=any(b.degraded for b in settings.breakers.values()),
+        degraded=any(b.degraded for b in breakers.values()),
         degraded_reason="; ".join(degraded_reasons) or None,
     )
-    return ScoreStageResult(
+    return ScoreResult(
         calls=calls, verdicts=scored.verdicts, summary=scored.summary, probes=probes, health=health
     )

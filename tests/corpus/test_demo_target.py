@@ -56,7 +56,7 @@ print(failed, attempted)
 RUN_TIMEOUT = 60
 
 
-def _env():
+def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     # like the sandbox: bare pytest, no third-party plugins (they cost ~1 s per start)
@@ -64,7 +64,7 @@ def _env():
     return env
 
 
-def _tree(tmp_path, name, case=None):
+def _tree(tmp_path: Path, name: str, case: str | None = None) -> Path:
     """Copy the target tree to tmp_path/name and apply the case's bug.patch if given."""
     tree = tmp_path / name
     shutil.copytree(TARGET, tree, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
@@ -84,7 +84,7 @@ def _tree(tmp_path, name, case=None):
     return tree
 
 
-def _pytest(tree, *args):
+def _pytest(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=tree,
@@ -95,12 +95,12 @@ def _pytest(tree, *args):
     )
 
 
-def _run_repro(tree, source):
+def _run_repro(tree: Path, source: str) -> subprocess.CompletedProcess[str]:
     (tree / "test_bughunt_repro.py").write_text(source, encoding="utf-8")
     return _pytest(tree, "test_bughunt_repro.py")
 
 
-def test_corpus_layout():
+def test_corpus_layout() -> None:
     """corpus.toml, every case.toml and both recorded sets follow the documented format."""
     corpus = tomllib.loads((DEMO / "corpus.toml").read_text(encoding="utf-8"))
     assert corpus["name"] == "demo" and (DEMO / corpus["target"]).is_dir()
@@ -112,7 +112,7 @@ def test_corpus_layout():
         else:
             assert sorted(p.stem for p in (DEMO / agent["reports"]).glob("*.json")) == CASES
     assert len(CASES) >= 14
-    categories = set()
+    categories: set[str] = set()
     for case in CASES:
         meta = tomllib.loads((DEMO / "cases" / case / "case.toml").read_text(encoding="utf-8"))
         assert meta["id"] == case and meta["title"]
@@ -122,14 +122,14 @@ def test_corpus_layout():
     assert len(categories) >= 6
 
 
-def test_clean_target_suite_passes(tmp_path):
+def test_clean_target_suite_passes(tmp_path: Path) -> None:
     """The target's own suite passes on the clean tree."""
     proc = _pytest(_tree(tmp_path, "clean"), "tests")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert " passed" in proc.stdout
 
 
-def test_documented_examples_hold_on_clean_target(tmp_path):
+def test_documented_examples_hold_on_clean_target(tmp_path: Path) -> None:
     """Every docstring example of the package (what the scripted agents hunt with) holds."""
     proc = subprocess.run(
         [sys.executable, "-c", RUN_EXAMPLES],
@@ -146,7 +146,7 @@ def test_documented_examples_hold_on_clean_target(tmp_path):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_bug_patch_applies_and_breaks_a_target_test(tmp_path, case):
+def test_bug_patch_applies_and_breaks_a_target_test(tmp_path: Path, case: str) -> None:
     """The case's bug.patch applies cleanly (dry run, then for real) and fails a target test."""
     patch_text = (DEMO / "cases" / case / "bug.patch").read_text(encoding="utf-8")
     assert patch_text.startswith("--- a/") and "\n+++ b/" in patch_text
@@ -156,7 +156,7 @@ def test_bug_patch_applies_and_breaks_a_target_test(tmp_path, case):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_recorded_baseline_report_reproduces(tmp_path, case):
+def test_recorded_baseline_report_reproduces(tmp_path: Path, case: str) -> None:
     """The recorded baseline report is valid and its repro fails on buggy and passes on clean."""
     report = json.loads((DEMO / "recorded" / "baseline" / f"{case}.json").read_text("utf-8"))
     for field, kind in REPORT_FIELDS.items():

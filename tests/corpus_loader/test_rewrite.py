@@ -678,11 +678,20 @@ def test_dependent_and_decorated_defs_keep_their_order() -> None:
             assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == order
 
 
+def _def_names(stmts: list[ast.stmt]) -> list[str]:
+    """The names of statements that are all top-level defs."""
+    names = []
+    for n in stmts:
+        assert isinstance(n, ast.FunctionDef), ast.dump(n)
+        names.append(n.name)
+    return names
+
+
 def test_independent_defs_are_shuffled() -> None:
     """A run of plain top-level defs comes out in more than one order across seeds."""
     source = "".join(f"def f{i}(x=1):\n    return x + {i}\n" for i in range(6))
     orders = {
-        tuple(n.name for n in ast.parse(rewrite_source(source, seed)).body[:6]) for seed in range(5)
+        tuple(_def_names(ast.parse(rewrite_source(source, seed)).body[:6])) for seed in range(5)
     }
     assert len(orders) > 1
 
@@ -694,7 +703,7 @@ def test_decorated_def_stays_between_shuffled_runs() -> None:
     source = f"{plain}@staticmethod\ndef mid():\n    return 9\n{after}"
     orders = set()
     for seed in range(8):
-        names = [n.name for n in ast.parse(rewrite_source(source, seed)).body[:7]]
+        names = _def_names(ast.parse(rewrite_source(source, seed)).body[:7])
         assert names[3] == "mid"
         assert sorted(names[:3]) == ["a0", "a1", "a2"] and sorted(names[4:]) == ["b0", "b1", "b2"]
         orders.add(tuple(names))

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 # Text the ledger must keep exactly: any Unicode scalar value, NUL excluded
 # (DuckDB strings are NUL-terminated at the C API).
-TEXT = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=40)
+TEXT = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=40)
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | TEXT
 JSON = st.recursive(
     JSON_SCALARS,

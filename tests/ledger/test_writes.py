@@ -36,7 +36,7 @@ def test_hundred_thousand_observations_in_one_bulk_write(ledger: Ledger) -> None
     rows = [
         Observation(
             observation_id=str(i),
-            id=f"r{i}",
+            record_id=f"r{i}",
             case_id=f"c{i % 97}",
             status=Status.PASS if i % 3 else Status.FAIL,
             annotations={"i": i},

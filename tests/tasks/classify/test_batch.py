@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bughunt.hashing import hash_tree
-from bughunt.models import BugCategory, Case
+from bughunt.models import BugCategory, Case, PipelineStage
 from corpus import LoadedCase, RejectedCase, load_corpus
-from tasks.classify import CaseClassification, CaseScope, Stage, classify_case, classify_corpus
+from tasks.classify import CaseClassification, CaseScope, classify_case, classify_corpus
 from tests.corpus_loader.builders import case_toml, edit, good_case, write_corpus
 
 HOSTILE: dict[str, bytes] = {
@@ -61,7 +61,7 @@ def test_nightly_plan_runs_every_valid_case(tmp_path: Path) -> None:
     """Without a PR diff the plan is everything; rejected cases are never planned."""
     result = classify_corpus(load_corpus(_corpus(tmp_path)))
     assert result.plan.scope is CaseScope.ALL
-    assert result.plan.stages == list(Stage)
+    assert result.plan.stages == list(PipelineStage)
     assert result.planned_case_ids == ["cmp", "state"]
 
 

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bughunt.errors import InputError
+from bughunt.models import PipelineStage
 from tasks.classify import (
     CaseScope,
     CorpusLayout,
     ImpactClass,
     ImpactConfig,
     RunPlan,
-    Stage,
     changed_paths,
     load_impact_config,
     plan_for_paths,
@@ -26,7 +26,7 @@ from tasks.classify._impact import DOCS_ONLY, glob_match
 LAYOUT = CorpusLayout(
     root="corpus/demo", cases="corpus/demo/cases", case_ids=frozenset({"cmp-a", "obo-b", "ret-c"})
 )
-ALL = list(Stage)
+ALL = list(PipelineStage)
 
 
 def _plan(*paths: str, impact: ImpactConfig | None = None) -> RunPlan:
@@ -80,8 +80,13 @@ def test_judge_rescores_without_sandbox() -> None:
     """A judge config change re-scores every case: no sandbox, no flake update."""
     plan = _plan("judging/judges/sim.py", "judges.toml")
     assert plan.scope is CaseScope.ALL
-    assert plan.stages == [Stage.CLASSIFY, Stage.HASH_CORPUS, Stage.SCORE, Stage.REPORT]
-    assert Stage.SANDBOX not in plan.stages
+    assert plan.stages == [
+        PipelineStage.CLASSIFY,
+        PipelineStage.HASH_CORPUS,
+        PipelineStage.SCORE,
+        PipelineStage.REPORT,
+    ]
+    assert PipelineStage.SANDBOX not in plan.stages
     assert "re-score every case" in plan.reasons[0]
     assert {p.impact for p in plan.paths} == {ImpactClass.JUDGE}
 
@@ -190,10 +195,10 @@ def test_globs_come_from_pyproject(tmp_path: Path) -> None:
     assert config.judge == ("config/judges/**",)
     assert config.agent == ImpactConfig().agent
     assert _plan("config/judges/openai.toml", impact=config).stages == [
-        Stage.CLASSIFY,
-        Stage.HASH_CORPUS,
-        Stage.SCORE,
-        Stage.REPORT,
+        PipelineStage.CLASSIFY,
+        PipelineStage.HASH_CORPUS,
+        PipelineStage.SCORE,
+        PipelineStage.REPORT,
     ]
     assert _plan("judges.toml", impact=config).stages == ALL  # no longer a judge glob
     assert _plan("NOTES.txt", impact=config).reasons == [DOCS_ONLY]

@@ -25,7 +25,7 @@ BAD_PATCH = edit("pkg/calc.py", "return 1", "return 2", source="def f():\n    re
 
 def corpus_at(root: Path) -> Corpus:
     """A corpus of two valid cases and one whose patch does not apply."""
-    cases = {
+    cases: dict[str, tuple[str | None, bytes | None]] = {
         "one": good_case("one"),
         "two": (case_toml("two"), edit("pkg/store.py", "self.count += 1", "self.count += 2")),
         "bad": (case_toml("bad"), BAD_PATCH),

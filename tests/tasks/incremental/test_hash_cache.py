@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 
 from bughunt.hashing import hash_tree
 from corpus import load_corpus
-from tasks.hash_corpus import hash_case, hash_target
-from tasks.hash_corpus._cache import (
+from corpus._hash_cache import (
     HashCache,
     cached_hash_case,
     cached_hash_target,
     hash_cache_at,
 )
+from tasks.hash_corpus import hash_case, hash_target
 from tests.corpus_loader.builders import good_case, write_corpus
 
 NAMES = st.sampled_from(["a.py", "b.py", "pkg/c.py", "pkg/d.txt", "__pycache__/x.pyc"])

@@ -10,9 +10,9 @@ import pytest
 
 from bughunt.errors import TerminalError
 from bughunt.models import StageOutput
-from flows._checkpoint import Stage
 from ledger import Ledger
 from tasks.report import (
+    RECORD,
     REPORT_STAGE,
     History,
     RunSummary,
@@ -67,8 +67,8 @@ def test_summary_json_is_the_model_dumped(
 
 
 def test_payload_is_what_the_flow_stores(summary: RunSummary) -> None:
-    """report_payload equals the flow's Stage payload for a RunSummary result."""
-    assert report_payload(summary) == Stage(REPORT_STAGE, RunSummary).payload(summary)
+    """report_payload equals the report stage's checkpoint payload."""
+    assert report_payload(summary) == RECORD.payload(summary)
 
 
 def test_ledger_round_trip_gives_the_same_summary_json(summary: RunSummary, ledger: Ledger) -> None:

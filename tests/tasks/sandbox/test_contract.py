@@ -10,10 +10,10 @@ from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, Symptom
 from corpus import DEFAULT_ORACLE, load_corpus
 from ledger import Ledger
 from tasks.sandbox import SandboxSettings, check_corpus, known_checks, run_sandbox
-from tasks.sandbox._contract import judge_buggy, judge_clean
+from tasks.sandbox._contract import Signature, judge_buggy, judge_clean
 
-OK = ("exit 0", frozenset())
-FAILS = ("exit 1", frozenset({"tests/test_m.py::test_a"}))
+OK: Signature = ("exit 0", frozenset())
+FAILS: Signature = ("exit 1", frozenset({"tests/test_m.py::test_a"}))
 
 MODULE = "def double(n):\n    result = n * 2\n    return result\n"
 TESTS = "from pkg.m import double\n\n\ndef test_a():\n    assert double(2) == 4\n"
@@ -82,7 +82,7 @@ def test_buggy_tree_rules() -> None:
         None,
         Symptom.FAIL,
     )
-    hang = ("timeout", frozenset())
+    hang: Signature = ("timeout", frozenset())
     assert judge_buggy(hang, hang, visible=[], oracle=oracle)[2] is Symptom.HANG
     assert "equivalent patch" in (judge_buggy(OK, OK, visible=[], oracle=oracle)[1] or "")
     assert "non-deterministic" in (judge_buggy(FAILS, OK, visible=[], oracle=oracle)[1] or "")

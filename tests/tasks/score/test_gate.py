@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 
 from bughunt.errors import InputError
 from bughunt.models import ReproOutcome, Strategy
-from tasks.score import GateOutcome, GateThresholds, decide_gate, load_gate_thresholds
+from tasks.score import (
+    GateDecision,
+    GateOutcome,
+    GateThresholds,
+    decide_gate,
+    load_gate_thresholds,
+)
 from tasks.score.pairs import ScoreSummary
 from tasks.score.pairs._lc import LengthControlled
 
@@ -47,8 +55,19 @@ def same(n: int, outcome: ReproOutcome = R) -> dict[str, ReproOutcome]:
     return {f"c{i}": outcome for i in range(n)}
 
 
-def gate(**kw):  # type: ignore[no-untyped-def]
-    args = {
+class GateArgs(TypedDict, total=False):
+    """Keyword arguments of decide_gate; a test overrides some of them."""
+
+    planned_cases: int
+    score: ScoreSummary | None
+    baseline_repro: Mapping[str, ReproOutcome]
+    candidate_repro: Mapping[str, ReproOutcome]
+    judge_degraded: bool
+    thresholds: GateThresholds
+
+
+def gate(**kw: Unpack[GateArgs]) -> GateDecision:
+    args: GateArgs = {
         "planned_cases": 20,
         "score": summary(8, 7, 5),
         "baseline_repro": same(20),

@@ -46,9 +46,8 @@ def run(ledger: Ledger | None = None, refresh: bool = False, strategy: Strategy 
         candidate="candidate",
         categories={},
         judges=[SimJudge(name="sim", family="sim")],
-        settings=ScoreSettings(strategy=strategy, probe_pairs=6),
+        settings=ScoreSettings(strategy=strategy, probe_pairs=6, refresh=refresh),
         ledger=ledger,
-        refresh=refresh,
     )
 
 

@@ -1,4 +1,4 @@
-"""Building the run's summary (what the report shows) from the stages' outputs. Pure."""
+"""The run's summary (what the report shows), from the stages' results. Pure."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from bughunt.models import (
 from bughunt.stats import rate, wilson
 from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
-from tasks.report import CaseRow, RunSummary, VersionRepro
+from tasks.report._model import CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
-from tasks.score import GateDecision, ScoreStageResult, summarize
+from tasks.score import GateDecision, JudgeHealth, ScoreResult, summarize
 
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
@@ -133,12 +133,10 @@ def build_summary(
     sandbox: SandboxResult | None,
     reproductions: Sequence[Reproduction],
     flakes: Sequence[FlakeRecord],
-    score: ScoreStageResult | None,
+    score: ScoreResult | None,
     gate: GateDecision | None,
 ) -> RunSummary:
     """The RunSummary of one run (also its summary.json)."""
-    from tasks.score import JudgeHealth
-
     health = (
         score.health
         if score

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bughunt.hashing import hash_json, sha256_bytes
-from tasks.hash_corpus._hashing import METADATA_FILE, TREE_EXCLUDE
+from corpus._hashing import METADATA_FILE, TREE_EXCLUDE
 
 CACHE_FILE = "hash-cache.json"
 """File name of the cache, in the ledger's folder."""

@@ -1,0 +1,98 @@
+"""What a run is started with: one model, from which the flows, the CLI and the docs are derived.
+
+:class:`RunParams` is the only place a run parameter is declared. The flows
+take it as their ``params`` parameter (so a deployment's parameters are
+validated against it), ``bughunt run nightly|pr`` builds its options from its
+fields (``cli/_params.py``), and ``docs/cli.md`` is generated from that CLI.
+Each stage's settings are built from it here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bughunt.hashing import sha256_bytes
+from bughunt.models import Strategy
+from corpus import Corpus
+from tasks.sandbox import SandboxSettings
+from tasks.score import ScoreSettings
+
+DEFAULT_TEST_TIMEOUT_S = 10.0
+"""Per-test deadline when neither the run nor the corpus gives one."""
+
+
+class RunParams(BaseModel):
+    """Everything a run is started with (the flows' parameters; no secrets)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    corpus: str = "corpus/demo"
+    """Corpus folder."""
+    ledger: str | None = None
+    """Ledger file (default ``BUGHUNT_LEDGER`` or ``.bughunt/ledger.duckdb``)."""
+    out: str | None = None
+    """Report folder (default ``<ledger folder>/runs/<run id>``)."""
+    run_id: str | None = None
+    """Run id; give an existing one to resume it."""
+    baseline: str | None = None
+    """Baseline agent (default: the corpus's pairing)."""
+    candidate: str | None = None
+    """Candidate agent (default: the corpus's pairing)."""
+    judge: str = "sim"
+    """Judge or jury name."""
+    strategy: Strategy = Strategy.SWAP
+    """Judging strategy."""
+    repeats: int = Field(default=3, ge=1, le=20)
+    """Executions per tree of each reproduction test."""
+    workers: int | None = Field(default=None, ge=1)
+    """Sandbox pairs at once (default: CPU count)."""
+    refresh_judge: bool = False
+    """Send every judge call again instead of using the cache."""
+    probe_pairs: int = Field(default=20, ge=0)
+    """Reports per bias probe (0: no probes)."""
+    judges_config: str | None = None
+    """File holding judge definitions (default ./pyproject.toml)."""
+    test_timeout_s: float | None = Field(default=None, gt=0)
+    """Per-test deadline of reproduction tests (default: the corpus's, else 10 s)."""
+    judge_deadline_s: float = Field(default=90.0, gt=0)
+    """Deadline of one judge call (all attempts)."""
+    max_in_flight: int = Field(default=8, ge=1)
+    """Judge requests in flight at once."""
+    seed: int | None = Field(default=None, ge=0)
+    """Seed of the sandbox's execution order and tree rewrites (default: drawn from the run id)."""
+
+    def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
+        """The sandbox stage's settings (the test deadline falls back to the corpus's)."""
+        return SandboxSettings(
+            repeats=self.repeats,
+            test_timeout_s=self.test_timeout_s
+            or corpus.config.test_timeout_s
+            or DEFAULT_TEST_TIMEOUT_S,
+            workers=self.workers,
+            seed=self.seed or 0,
+        )
+
+    def score_settings(self) -> ScoreSettings:
+        """The score stage's settings."""
+        return ScoreSettings(
+            strategy=self.strategy,
+            seed=0,
+            deadline_s=self.judge_deadline_s,
+            max_in_flight=self.max_in_flight,
+            probe_pairs=self.probe_pairs,
+            refresh=self.refresh_judge,
+        )
+
+
+def new_run_id(kind: str = "nightly") -> str:
+    """Sortable, unique run id: ``nightly-20261130T020000Z-1a2b3c``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{kind}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+def run_seed(run_id: str) -> int:
+    """The run's seed when none is given: from its id, whose random part no agent sees."""
+    return int(sha256_bytes(f"bughunt-run-seed:{run_id}".encode())[:15], 16)

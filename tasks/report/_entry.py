@@ -1,0 +1,155 @@
+"""The report stage's entry point: the run's summary, the PR gate, and the report files.
+
+The stage gathers what the earlier stages found into a :class:`RunSummary`,
+decides the gate of a PR run from that evidence, writes ``report.md``,
+``report.html`` and ``summary.json`` (with the ledger's history up to this
+run) and publishes the run's Prefect artifacts. Its row is the run's
+closing ``runs`` event.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, Strategy
+from ledger import StageInputs, StageRecord
+from tasks.classify import ClassifyResult
+from tasks.flakes import FlakeResult
+from tasks.hash_corpus import HashResult
+from tasks.report._artifacts import publish_artifacts
+from tasks.report._history import load_history
+from tasks.report._model import RunSummary
+from tasks.report._render import render_markdown
+from tasks.report._summary import build_summary
+from tasks.report._write import write_report
+from tasks.sandbox import SandboxResult
+from tasks.score import GateDecision, GateThresholds, ScoreResult, decide_gate, load_gate_thresholds
+
+
+class ReportInputs(StageInputs):
+    """Every earlier stage's result (those the plan ran), the run's identity and where to write."""
+
+    kind: RunKind
+    """Nightly or PR (a PR run's report carries the gate)."""
+    started_at: datetime = Field(exclude=True)
+    """When the run first started (a resumed attempt keeps its first report)."""
+    baseline: AgentVersion
+    """The baseline agent."""
+    candidate: AgentVersion
+    """The candidate agent."""
+    judge: str
+    """Judge or jury name."""
+    strategy: Strategy
+    """Judging strategy."""
+    parameters: dict[str, Any]
+    """The run's parameters (recorded in its closing ``runs`` row)."""
+    stages_run: list[PipelineStage]
+    """The stages this run computed or resumed, in order."""
+    classify: ClassifyResult
+    """The classify stage's result: the plan and its cases."""
+    hashed: HashResult
+    """The hash-corpus stage's result."""
+    sandbox: SandboxResult | None = None
+    """The sandbox stage's result, when the plan ran it."""
+    flakes: FlakeResult | None = None
+    """The flake-update stage's result, when the plan ran it."""
+    score: ScoreResult | None = None
+    """The score stage's result, when the plan ran it."""
+    out_dir: str
+    """Folder the report files are written to."""
+
+
+class ReportSettings(BaseModel):
+    """The PR gate's thresholds."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    gate: GateThresholds | None = None
+    """``None``: ``[tool.bughunt.gate]`` of ./pyproject.toml, else the defaults."""
+
+
+def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | None:
+    """A PR run's gate from its evidence; ``None`` for any other run."""
+    if inputs.kind is not RunKind.PR:
+        return None
+    reproductions = inputs.flakes.reproductions if inputs.flakes else []
+    score = inputs.score
+
+    def outcomes(agent: AgentVersion) -> dict[str, Any]:
+        return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent.name}
+
+    return decide_gate(
+        planned_cases=len(inputs.classify.planned_case_ids),
+        score=score.summary if score else None,
+        baseline_repro=outcomes(inputs.baseline),
+        candidate_repro=outcomes(inputs.candidate),
+        judge_degraded=bool(score and score.health.degraded),
+        thresholds=settings.gate or load_gate_thresholds(),
+    )
+
+
+def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:
+    """Summarise the run, decide its gate, write its report files and publish its artifacts."""
+    classify = inputs.classify
+    summary = build_summary(
+        run_id=inputs.run_id,
+        kind=inputs.kind,
+        started_at=inputs.started_at,
+        corpus=classify.corpus,
+        corpus_hash=inputs.hashed.corpus_hash,
+        baseline=inputs.baseline,
+        candidate=inputs.candidate,
+        judge=inputs.judge,
+        strategy=inputs.strategy,
+        stages_run=[s.value for s in inputs.stages_run],
+        classify=classify,
+        case_ids=classify.planned_case_ids,
+        categories=classify.categories(),
+        sandbox=inputs.sandbox,
+        reproductions=inputs.flakes.reproductions if inputs.flakes else [],
+        flakes=inputs.flakes.flakes if inputs.flakes else [],
+        score=inputs.score,
+        gate=gate_of(inputs, settings),
+    )
+    history = load_history(inputs.ledger, until_run_id=inputs.run_id)
+    write_report(summary, history, inputs.out_dir)
+    publish_artifacts(summary, render_markdown(summary, history))
+    return summary
+
+
+def closing_message(summary: RunSummary) -> str:
+    """One line for the run's closing ``runs`` row: the headline and the gate."""
+    h = summary.headline
+    parts = []
+    if h is not None:
+        parts.append(f"candidate won {h.candidate_wins} of {h.decisive} decisive pairs")
+    if summary.gate is not None:
+        parts.append(f"gate {summary.gate.outcome.value}")
+    return "; ".join(parts) or "no pair judged"
+
+
+def _rows(inputs: ReportInputs, summary: RunSummary) -> list[RunInfo]:
+    return [
+        RunInfo(
+            run_id=inputs.run_id,
+            kind=inputs.kind,
+            corpus=summary.corpus,
+            baseline=inputs.baseline.name,
+            candidate=inputs.candidate.name,
+            judge=inputs.judge,
+            strategy=inputs.strategy,
+            parameters=inputs.parameters,
+            status=summary.status,
+            corpus_hash=summary.corpus_hash,
+            message=closing_message(summary),
+        )
+    ]
+
+
+RECORD: StageRecord[ReportInputs, RunSummary] = StageRecord(
+    PipelineStage.REPORT.value, RunSummary, rows=_rows
+)
+"""The run's closing ``runs`` row; the summary is the payload (``bughunt report`` reads it)."""

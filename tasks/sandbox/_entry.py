@@ -1,0 +1,80 @@
+"""The sandbox stage's entry point: its inputs and how its result is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bughunt.models import AgentVersion, Observation, Row
+from corpus import Corpus
+from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
+from tasks.classify import ClassifyResult
+from tasks.hash_corpus import HashResult
+from tasks.sandbox._contract import known_checks
+from tasks.sandbox._stage import SandboxResult, SandboxSettings, run_sandbox
+
+
+class SandboxInputs(StageInputs):
+    """The corpus, the cases the plan selected with their hashes, and the two agents."""
+
+    corpus: Corpus
+    """The loaded corpus."""
+    classify: ClassifyResult
+    """The classify stage's result: the planned cases."""
+    hashed: HashResult
+    """The hash-corpus stage's result: each case's hash."""
+    agents: list[AgentVersion]
+    """The agents whose reports are run (baseline, candidate)."""
+
+
+def run(
+    inputs: SandboxInputs,
+    settings: SandboxSettings,
+    progress: Callable[[int, int], None] | None = None,
+) -> SandboxResult:
+    """Every planned case × agent in hardened containers (earlier contract checks reused).
+
+    ``progress(done, total)`` is told after each pair.
+    """
+    return run_sandbox(
+        inputs.corpus,
+        case_ids=inputs.classify.planned_case_ids,
+        agents=inputs.agents,
+        case_hashes=inputs.hashed.hashes(),
+        run_id=inputs.run_id,
+        settings=settings,
+        progress=progress,
+        known_checks=known_checks(inputs.ledger, inputs.corpus.name),
+    )
+
+
+def _rows(_inputs: SandboxInputs, result: SandboxResult) -> list[Row]:
+    return [*result.observations(), *result.checks]
+
+
+def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
+    """Each pair's observations, read back from ``observations`` (in the order written)."""
+    table = store.query_arrow(
+        "SELECT * FROM observations WHERE run_id = ? AND source = 'sandbox' ORDER BY rowid",
+        [run_id],
+    )
+    by_pair: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
+    for obs in arrow_to_rows(Observation, table):
+        by_pair.setdefault((obs.case_id, obs.agent_version), []).append(
+            obs.model_dump(mode="json", by_alias=True)
+        )
+    pairs = [
+        {**p, "observations": by_pair.get((p["case_id"], p["agent_version"]), [])}
+        for p in payload["pairs"]
+    ]
+    return {"pairs": pairs}
+
+
+RECORD: StageRecord[SandboxInputs, SandboxResult] = StageRecord(
+    "sandbox",
+    SandboxResult,
+    rows=_rows,
+    payload_exclude={"pairs": {"__all__": {"observations"}}},
+    restore_rows=_restore,
+)
+"""Observations and contract checks go to their tables; the rest is the payload."""

@@ -1,0 +1,90 @@
+"""The score stage's entry point: evidence from the earlier stages, judging, and what is kept."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bughunt.models import AgentVersion, JudgeCall, Reproduction, Row
+from judging.judges import JudgeConfig, build_judge
+from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
+from tasks.classify import ClassifyResult
+from tasks.flakes import FlakeResult
+from tasks.sandbox import SandboxResult
+from tasks.score._evidence import ReportEvidence
+from tasks.score._stage import ScoreResult, ScoreSettings, score_stage
+
+
+class ScoreInputs(StageInputs):
+    """The two agents' reports with their final outcomes, and the judges that compare them."""
+
+    classify: ClassifyResult
+    """The classify stage's result: each case's category."""
+    sandbox: SandboxResult
+    """The sandbox stage's result: each pair's report."""
+    flakes: FlakeResult
+    """The flake-update stage's result: each pair's final outcome."""
+    baseline: AgentVersion
+    """The baseline agent."""
+    candidate: AgentVersion
+    """The candidate agent."""
+    judges: list[JudgeConfig]
+    """The judge, or a jury's members. Configurations: a backend holds locks and HTTP
+    clients that cannot travel to another process, so judges are built where the stage runs."""
+
+
+def evidence_of(
+    sandbox: SandboxResult, reproductions: Sequence[Reproduction], agents: Sequence[AgentVersion]
+) -> list[ReportEvidence]:
+    """Each report of ``agents`` with its final outcome (after the flake ledger's word)."""
+    wanted = {a.name for a in agents}
+    final = {(r.case_id, r.agent_version): r for r in reproductions}
+    out = []
+    for p in sandbox.pairs:
+        if p.agent_version not in wanted:
+            continue
+        r = final.get((p.case_id, p.agent_version))
+        out.append(
+            ReportEvidence(
+                case_id=p.case_id,
+                agent_version=p.agent_version,
+                family=p.family,
+                report=p.report,
+                unusable_reason=p.unusable_reason,
+                outcome=r.outcome if r else p.outcome,
+                reason=r.reason if r else p.reason,
+            )
+        )
+    return out
+
+
+def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
+    """Judge every candidate/baseline pair, fold the verdicts, probe the judge's biases."""
+    return score_stage(
+        evidence_of(
+            inputs.sandbox, inputs.flakes.reproductions, (inputs.baseline, inputs.candidate)
+        ),
+        run_id=inputs.run_id,
+        baseline=inputs.baseline.name,
+        candidate=inputs.candidate.name,
+        categories=inputs.classify.categories(),
+        judges=[build_judge(c) for c in inputs.judges],
+        settings=settings,
+        ledger=inputs.ledger,
+    )
+
+
+def _rows(_inputs: ScoreInputs, result: ScoreResult) -> list[Row]:
+    return [*result.calls, *result.verdicts, *result.probes]
+
+
+def _restore(_payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
+    """The run's judge calls, read back from ``judge_calls`` (in the order written)."""
+    table = store.query_arrow("SELECT * FROM judge_calls WHERE run_id = ? ORDER BY rowid", [run_id])
+    return {"calls": [c.model_dump(mode="json") for c in arrow_to_rows(JudgeCall, table)]}
+
+
+RECORD: StageRecord[ScoreInputs, ScoreResult] = StageRecord(
+    "score", ScoreResult, rows=_rows, payload_exclude={"calls"}, restore_rows=_restore
+)
+"""Judge calls, verdicts and probes go to their tables; calls are left out of the payload."""
