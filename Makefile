@@ -40,10 +40,11 @@ test: $(STAMP) deps ## Run the whole test suite (builds the sandbox image if mis
 	$(BIN)/bughunt sandbox build
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, ruff format --check, mypy (strict)
+lint: $(STAMP) ## ruff, ruff format --check, mypy (strict, tests too), the import contract
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(STAMP) ## Format the code with ruff
 	$(BIN)/ruff format .

@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
     private_prefect()
-    from flows import nightly_flow
+    from flows import RunParams, nightly_flow
 
     folder = Path(tempfile.mkdtemp(prefix="bughunt-incremental-"))
     results: dict[str, Counts] = {}
@@ -133,14 +133,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             def night(label: str) -> None:
                 before = server.stats()["requests"]
                 result = nightly_flow(
-                    corpus=str(corpus),
-                    ledger=str(ledger),
-                    out=str(folder / label),
-                    judge="bench",
-                    judges_config=str(judges),
-                    repeats=1,
-                    workers=args.workers,
-                    probe_pairs=args.probe_pairs,
+                    params=RunParams(
+                        corpus=str(corpus),
+                        ledger=str(ledger),
+                        out=str(folder / label),
+                        judge="bench",
+                        judges_config=str(judges),
+                        repeats=1,
+                        workers=args.workers,
+                        probe_pairs=args.probe_pairs,
+                    )
                 )
                 sent = server.stats()["requests"] - before
                 results[label] = counts_of(ledger, result.run_id, sent)

@@ -70,7 +70,8 @@ def main() -> None:
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     table = make_table(rows)
-    raw_times, ledger_times = [], []
+    raw_times: list[float] = []
+    ledger_times: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeats):
             for label, fn, sink in (
@@ -82,7 +83,7 @@ def main() -> None:
                 sink.append(fn(path, table))
         models = [
             Observation(
-                observation_id=f"o{i}", id=f"r{i}", status=Status.PASS, annotations={"k": i}
+                observation_id=f"o{i}", record_id=f"r{i}", status=Status.PASS, annotations={"k": i}
             )
             for i in range(min(rows, 100_000))
         ]

@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
     args = parser.parse_args(argv)
     private_prefect()
-    from flows import nightly_flow
+    from flows import RunParams, nightly_flow
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bughunt-nightly-bench-"))
     try:
@@ -55,12 +55,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         ledger = folder / "ledger.duckdb"
         start = time.perf_counter()
         result = nightly_flow(
-            corpus=str(folder / "corpus"),
-            ledger=str(ledger),
-            out=str(folder / "report"),
-            repeats=1,
-            workers=args.workers,
-            probe_pairs=args.probe_pairs,
+            params=RunParams(
+                corpus=str(folder / "corpus"),
+                ledger=str(ledger),
+                out=str(folder / "report"),
+                repeats=1,
+                workers=args.workers,
+                probe_pairs=args.probe_pairs,
+            )
         )
         total = time.perf_counter() - start
         fig = run_figures(ledger, result.run_id)

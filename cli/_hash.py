@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from bughunt.models import RunInfo, RunKind, RunStatus
 from cli._common import JsonOpt, LedgerOpt, guarded, print_json
 from corpus import load_corpus
+from flows.adhoc import record_manifest
 from ledger import Ledger
-from tasks.hash_corpus import hash_loaded_corpus, manifest_rows, previous_manifest
+from tasks.hash_corpus import hash_loaded_corpus, previous_manifest
 
 
 def register(app: typer.Typer) -> None:
@@ -34,18 +34,7 @@ def hash_command(
     store = Ledger(ledger)
     prev_run, prev = previous_manifest(store, loaded.name)
     result = hash_loaded_corpus(loaded, prev, prev_run)
-    run_id = None
-    if record:
-        from flows.nightly import new_run_id
-
-        run_id = new_run_id("hash")
-        info = {"run_id": run_id, "kind": RunKind.ADHOC, "corpus": str(corpus)}
-        store.write(
-            [
-                RunInfo(status=RunStatus.COMPLETED, corpus_hash=result.corpus_hash, **info),
-                *manifest_rows(result, run_id),
-            ]
-        )
+    run_id = record_manifest(loaded, result, store) if record else None
     if as_json:
         data = result.model_dump(mode="json")
         data["rejected"] = [r.model_dump(mode="json") for r in loaded.rejected]

@@ -11,14 +11,15 @@ from bughunt.errors import InputError
 from bughunt.models import CallStatus, JudgeCall
 from cli._common import JsonOpt, guarded, print_json
 from judging.judges import (
+    CHECK_EXPECTED,
     DEFAULT_JUDGE,
     JudgeConfig,
     build_judge,
     build_prompt,
     call_judge,
+    check_request,
     load_judges,
 )
-from judging.judges._probe import PROBE_EXPECTED, probe_request
 
 
 def register(app: typer.Typer) -> None:
@@ -73,7 +74,7 @@ def _summary(cfg: JudgeConfig, call: JudgeCall) -> dict[str, Any]:
         "base_url": cfg.base_url,
         "status": call.status.value,
         "winner": call.winner.value if call.winner is not None else None,
-        "expected_winner": PROBE_EXPECTED.value,
+        "expected_winner": CHECK_EXPECTED.value,
         "rationale": call.rationale,
         "attempts": call.attempts,
         "latency_s": round(call.latency_s, 3) if call.latency_s is not None else None,
@@ -140,7 +141,7 @@ def check_command(
     With --base-url and --model, a judge name that is not configured is checked as an
     ad-hoc OpenAI-compatible judge."""
     members = _configs(judge, config, base_url, model, api_key_env, family)
-    request = probe_request()
+    request = check_request()
     prompt = build_prompt(request)
     summaries: list[dict[str, Any]] = []
     for cfg in members:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +17,9 @@ from cli._common import (
     print_json,
     print_rows,
 )
+from flows.adhoc import ingest_records
 from ledger import Ledger
+from tasks.score import conflict_rows, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import OutcomeSummary, summarize
 from tasks.score.records import BadLine, ReadResult, new_batch_id, read_records
@@ -81,8 +84,7 @@ def ingest(
     if bad and strict:
         fail(f"{len(bad)} bad line(s); --strict: nothing was stored", code=1)
     store = Ledger(ledger)
-    if rows:
-        store.write(rows)
+    ingest_records(rows, store)
     for r in results:
         typer.echo(f"{r.source}: {len(r.records)} records stored, {len(r.bad)} bad lines")
     typer.echo(f"batch {batch_id} → {store.path}")
@@ -114,13 +116,7 @@ def summary(
     """Summarise outcome records stored in the ledger (all, one batch, or one run)."""
     if batch and run:
         fail("give --batch or --run, not both")
-    store = Ledger(ledger)
-    if batch:
-        rows = store.read(Observation, "WHERE batch_id = ?", [batch])
-    elif run:
-        rows = store.read(Observation, "WHERE run_id = ?", [run])
-    else:
-        rows = store.read(Observation)
+    rows = stored_records(Ledger(ledger), batch=batch, run=run)
     if (batch or run) and not rows:
         fail(f"no records for {'batch ' + batch if batch else 'run ' + str(run)}")
     _emit(summarize(rows), [], as_json)
@@ -129,29 +125,42 @@ def summary(
 @guarded
 def conflicts(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
     """Disputed identities over all history: which, since when, from which sources."""
-    store = Ledger(ledger)
+    rows = conflict_rows(Ledger(ledger))
     if as_json:
-        print_json(store.query("SELECT * FROM conflicts ORDER BY disputed_since, identity"))
+        print_json(rows)
         return
-    rows = store.query(
-        "SELECT identity, array_to_string(case_ids, ', ') AS cases, "
-        "array_to_string(statuses, ' / ') AS statuses, array_to_string(sources, ', ') AS sources, "
-        "strftime(disputed_since, '%Y-%m-%d %H:%M:%S') AS disputed_since "
-        "FROM conflicts ORDER BY disputed_since, identity"
-    )
-    print_rows(rows, title="disputed identities")
+    table = [
+        {
+            "identity": r["identity"],
+            "cases": ", ".join(r["case_ids"]),
+            "statuses": " / ".join(r["statuses"]),
+            "sources": ", ".join(r["sources"]),
+            "disputed_since": _when(r["disputed_since"]),
+        }
+        for r in rows
+    ]
+    print_rows(table, title="disputed identities")
 
 
 @guarded
 def unscored(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
     """Unscored cases over all history: which, why, since when, from which sources."""
-    store = Ledger(ledger)
+    rows = unscored_rows(Ledger(ledger))
     if as_json:
-        print_json(store.query("SELECT * FROM unscored ORDER BY unscored_since, case_id"))
+        print_json(rows)
         return
-    rows = store.query(
-        "SELECT case_id, reason, array_to_string(sources, ', ') AS sources, "
-        "strftime(unscored_since, '%Y-%m-%d %H:%M:%S') AS unscored_since "
-        "FROM unscored ORDER BY unscored_since, case_id"
-    )
-    print_rows(rows, title="unscored cases")
+    table = [
+        {
+            "case_id": r["case_id"],
+            "reason": r["reason"],
+            "sources": ", ".join(r["sources"]),
+            "unscored_since": _when(r["unscored_since"]),
+        }
+        for r in rows
+    ]
+    print_rows(table, title="unscored cases")
+
+
+def _when(moment: datetime | None) -> str | None:
+    """A timestamp as the tables show it (UTC, to the second)."""
+    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bughunt.models import Strategy
-from cli._common import JsonOpt, LedgerOpt, guarded, print_json
+from cli._common import JsonOpt, guarded, print_json
+from cli._params import with_model_options
+from flows import RunParams
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -30,74 +31,6 @@ def _local_prefect() -> None:
         Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
     # The ephemeral server's shutdown can log CancelledError noise; it is not the user's concern.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-
-
-CorpusOpt = Annotated[Path, typer.Option(help="Corpus folder.")]
-OutOpt = Annotated[
-    Path | None, typer.Option(help="Report folder (default: <ledger folder>/runs/<run id>).")
-]
-RunIdOpt = Annotated[str | None, typer.Option(help="Run id; an existing one resumes that run.")]
-AgentOpt = Annotated[str | None, typer.Option(help="Agent name (default: the corpus's pairing).")]
-JudgeOpt = Annotated[str, typer.Option(help="Judge or jury name (see docs/judges.md).")]
-StrategyOpt = Annotated[Strategy, typer.Option(help="Judging strategy.")]
-RepeatsOpt = Annotated[
-    int, typer.Option(min=1, max=20, help="Executions per tree of each reproduction test.")
-]
-WorkersOpt = Annotated[
-    int | None, typer.Option(min=1, help="Sandbox pairs at once (default: CPU count).")
-]
-RefreshOpt = Annotated[
-    bool, typer.Option("--refresh-judge", help="Send every judge call again (bypass the cache).")
-]
-ProbesOpt = Annotated[int, typer.Option(min=0, help="Reports per bias probe (0: none).")]
-TestTimeoutOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--test-timeout",
-        min=0.1,
-        help="Per-test deadline of reproduction tests in s (default: the corpus's, else 10).",
-    ),
-]
-SeedOpt = Annotated[
-    int | None,
-    typer.Option(
-        min=0, help="Seed of execution order and tree rewrites (default: from the run id)."
-    ),
-]
-JudgesOpt = Annotated[
-    Path | None,
-    typer.Option(help="TOML file with [judges.*] / [juries.*] tables (default: ./pyproject.toml)."),
-]
-
-
-def _flow_params(options: dict[str, Any]) -> dict[str, Any]:
-    """The flows' parameters from a command's options: paths as text, enums as values."""
-    names = (
-        "corpus",
-        "ledger",
-        "out",
-        "run_id",
-        "baseline",
-        "candidate",
-        "judge",
-        "strategy",
-        "repeats",
-        "workers",
-        "refresh_judge",
-        "probe_pairs",
-        "judges_config",
-        "test_timeout_s",
-        "seed",
-    )
-    out: dict[str, Any] = {}
-    for name in names:
-        value = options[name]
-        if isinstance(value, Path):
-            value = str(value)
-        elif isinstance(value, Strategy):
-            value = value.value
-        out[name] = value
-    return out
 
 
 def _print(result: RunResult) -> None:
@@ -147,29 +80,13 @@ def _print(result: RunResult) -> None:
 
 @run_app.command("nightly")
 @guarded
-def nightly(
-    corpus: CorpusOpt = Path("corpus/demo"),
-    ledger: LedgerOpt = None,
-    out: OutOpt = None,
-    run_id: RunIdOpt = None,
-    baseline: AgentOpt = None,
-    candidate: AgentOpt = None,
-    judge: JudgeOpt = "sim",
-    strategy: StrategyOpt = Strategy.SWAP,
-    repeats: RepeatsOpt = 3,
-    workers: WorkersOpt = None,
-    refresh_judge: RefreshOpt = False,
-    probe_pairs: ProbesOpt = 20,
-    judges_config: JudgesOpt = None,
-    test_timeout_s: TestTimeoutOpt = None,
-    seed: SeedOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+@with_model_options(RunParams)
+def nightly(*, params: RunParams, as_json: JsonOpt = False) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
     _local_prefect()
     from flows.nightly import nightly_flow  # imported late: Prefect reads settings at import
 
-    result = nightly_flow(**_flow_params(locals()))
+    result = nightly_flow(params=params)
     if as_json:
         print_json(result.model_dump(mode="json", exclude={"summary"}))
     else:
@@ -178,35 +95,23 @@ def nightly(
 
 @run_app.command("pr")
 @guarded
+@with_model_options(RunParams)
 def pr(
+    *,
     diff: Annotated[
         Path,
         typer.Option(
             help="The PR's unified diff (git diff base...head).", exists=True, dir_okay=False
         ),
     ],
-    corpus: CorpusOpt = Path("corpus/demo"),
-    ledger: LedgerOpt = None,
-    out: OutOpt = None,
-    run_id: RunIdOpt = None,
-    baseline: AgentOpt = None,
-    candidate: AgentOpt = None,
-    judge: JudgeOpt = "sim",
-    strategy: StrategyOpt = Strategy.SWAP,
-    repeats: RepeatsOpt = 3,
-    workers: WorkersOpt = None,
-    refresh_judge: RefreshOpt = False,
-    probe_pairs: ProbesOpt = 20,
-    judges_config: JudgesOpt = None,
-    test_timeout_s: TestTimeoutOpt = None,
-    seed: SeedOpt = None,
+    params: RunParams,
     as_json: JsonOpt = False,
 ) -> None:
     """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed."""
     _local_prefect()
     from flows.pr import pr_flow
 
-    result = pr_flow(diff=str(diff), **_flow_params(locals()))
+    result = pr_flow(diff=str(diff), params=params)
     if as_json:
         print_json(
             result.model_dump(mode="json", exclude={"summary"})

@@ -1,9 +1,29 @@
-"""How stages are chained and scheduled: the Prefect flows (docs/architecture.md)."""
+"""How stages are chained and scheduled: the Prefect flows (docs/architecture.md).
 
-from flows._params import RunParams, new_run_id, run_seed
-from flows._pipeline import STAGES, RunResult, run_pipeline
-from flows.nightly import nightly_flow
-from flows.pr import pr_flow
+``flows.params`` (the run's parameters) imports no Prefect; the flows and the
+pipeline are imported on first use, so a command that only needs the
+parameters does not pay for Prefect's import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from flows.params import RunParams, new_run_id, run_seed
+
+if TYPE_CHECKING:
+    from flows._pipeline import STAGES, RunResult, run_pipeline
+    from flows.nightly import nightly_flow
+    from flows.pr import pr_flow
+
+_LAZY = {
+    "STAGES": "flows._pipeline",
+    "RunResult": "flows._pipeline",
+    "run_pipeline": "flows._pipeline",
+    "nightly_flow": "flows.nightly",
+    "pr_flow": "flows.pr",
+}
 
 __all__ = [
     "STAGES",
@@ -15,3 +35,9 @@ __all__ = [
     "run_pipeline",
     "run_seed",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'flows' has no attribute {name!r}")

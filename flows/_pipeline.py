@@ -22,7 +22,6 @@ from bughunt.errors import InputError
 from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, RunStatus
 from corpus import CACHE_FILE, Corpus, load_corpus
 from flows._checkpoint import Checkpoints
-from flows._params import RunParams, new_run_id, run_seed
 from flows._runner import run_stage
 from flows._tasks import (
     classify_task,
@@ -32,6 +31,7 @@ from flows._tasks import (
     sandbox_task,
     score_task,
 )
+from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score

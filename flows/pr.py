@@ -1,4 +1,4 @@
-"""The per-PR gate flow (DESIGN §10): the PR diff decides which cases and stages run.
+"""The per-PR gate flow: the PR diff decides which cases and stages run.
 
 Deployed from prefect.yaml as ``pr-check`` (no schedule; triggered from CI
 with ``prefect deployment run 'pr-check/pr-check' --param diff=...``). Its
@@ -14,46 +14,27 @@ from prefect import flow
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.models import RunKind
-from flows._params import RunParams
 from flows._pipeline import RunResult, run_pipeline
 from flows._runner import task_runner_from_env
+from flows.params import RunParams
 
 __all__ = ["pr_flow"]
 
 
 @flow(name="pr-check", log_prints=False, task_runner=task_runner_from_env())
-def pr_flow(
-    diff: str,
-    corpus: str = "corpus/demo",
-    ledger: str | None = None,
-    out: str | None = None,
-    run_id: str | None = None,
-    baseline: str | None = None,
-    candidate: str | None = None,
-    judge: str = "sim",
-    strategy: str = "swap",
-    repeats: int = 3,
-    workers: int | None = None,
-    refresh_judge: bool = False,
-    probe_pairs: int = 20,
-    judges_config: str | None = None,
-    test_timeout_s: float | None = None,
-    seed: int | None = None,
-    fail_on_gate: bool = False,
-) -> RunResult:
+def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = False) -> RunResult:
     """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``).
 
-    With ``fail_on_gate`` a gate of regression or review_failed ends the flow
-    run Failed (after everything is written), so ``prefect deployment run
-    --watch`` exits non-zero; the gate itself is in the run's report and ledger.
+    ``params`` is the whole :class:`~flows.params.RunParams` (``None``: its
+    defaults). With ``fail_on_gate`` a gate of regression or review_failed
+    ends the flow run Failed (after everything is written), so ``prefect
+    deployment run --watch`` exits non-zero; the gate itself is in the run's
+    report and ledger.
     """
     path = Path(diff)
     if not path.is_file():
         raise InputError("PR diff not found", file=diff)
-    params = RunParams.model_validate(
-        {k: v for k, v in locals().items() if k in RunParams.model_fields}
-    )
-    result = run_pipeline(params, RunKind.PR, pr_diff=path.read_bytes())
+    result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=path.read_bytes())
     gate = result.summary.gate
     if fail_on_gate and gate is not None and gate.exit_code != 0:
         raise GateFailed(

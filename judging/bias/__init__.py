@@ -27,6 +27,7 @@ from judging.bias._probes import four_way_counts, run_probes
 from judging.bias._self_probe import run_self_probe
 from judging.bias._sim_model import (
     Dist,
+    Features,
     SimParams,
     SimReport,
     distribution,
@@ -40,7 +41,15 @@ from judging.bias._simulate import (
     simulate,
     strategy_metrics,
 )
-from judging.bias._strategies import Side, StrategySpec, combine, plans
+from judging.bias._strategies import (
+    VOTE_A,
+    VOTE_B,
+    VOTE_TIE,
+    Side,
+    StrategySpec,
+    combine,
+    plans,
+)
 from judging.bias._text_pairs import (
     cross_family_pairs,
     neutral_variant,
@@ -51,8 +60,12 @@ from judging.bias._text_pairs import (
 )
 
 __all__ = [
+    "VOTE_A",
+    "VOTE_B",
+    "VOTE_TIE",
     "Dist",
     "Estimate",
+    "Features",
     "JudgeFn",
     "JuryMember",
     "MonteCarloCheck",

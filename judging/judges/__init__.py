@@ -18,6 +18,7 @@ from judging.judges._cache import (
     latest_usable,
     load_cache,
 )
+from judging.judges._check import CHECK_CASE, CHECK_EXPECTED, check_request
 from judging.judges._command import CommandJudge
 from judging.judges._config import (
     DEFAULT_JUDGE,
@@ -51,6 +52,8 @@ from judging.judges._protocol import (
 from judging.judges._sim import SimJudge
 
 __all__ = [
+    "CHECK_CASE",
+    "CHECK_EXPECTED",
     "DEFAULT_DEADLINE_S",
     "DEFAULT_JUDGE",
     "DEFAULT_RATIONALE",
@@ -85,6 +88,7 @@ __all__ = [
     "build_prompt",
     "cache_key",
     "call_judge",
+    "check_request",
     "judge_batch",
     "key_of",
     "latest_usable",

@@ -14,9 +14,15 @@ import json
 from collections.abc import Callable
 
 from bughunt.models import Winner
-from judging.bias import Dist, SimParams, distribution, draw, hashed_uniform
-from judging.bias._probe_calls import OrderedPair
-from judging.bias._sim_model import Features
+from judging.bias import (
+    Dist,
+    Features,
+    OrderedPair,
+    SimParams,
+    distribution,
+    draw,
+    hashed_uniform,
+)
 from judging.judges._protocol import JudgeRequest, JudgeTimeout
 
 

@@ -8,7 +8,7 @@ reproduction test on both trees and their rewrites, in a seeded shuffled
 order; ``sweep`` removes what crashed runs left behind.
 """
 
-from tasks.sandbox._agents import REPORT_PATH, parse_report
+from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, Limits, RunResult
 from tasks.sandbox._contract import check_contract, known_checks
 from tasks.sandbox._engine import connect
@@ -92,6 +92,7 @@ __all__ = [
     "parse_report",
     "pytest_argv",
     "read_tree",
+    "recorded_report",
     "reproduce",
     "run",
     "run_once",

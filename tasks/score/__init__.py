@@ -1,6 +1,7 @@
 """Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
 
 from tasks.score._cache import ledger_lookup
+from tasks.score._corpus_probe import CorpusProbeResult, latest_outcomes, probe_corpus
 from tasks.score._entry import RECORD, ScoreInputs, evidence_of, run
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._gate import (
@@ -12,6 +13,7 @@ from tasks.score._gate import (
     reproduction_test,
 )
 from tasks.score._stage import JudgeHealth, ScoreResult, ScoreSettings, score_stage
+from tasks.score._stored import conflict_rows, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
 from tasks.score.records import BadLine, ReadResult, read_records, record_from_dict
@@ -20,6 +22,7 @@ __all__ = [
     "RECORD",
     "BadLine",
     "CaseState",
+    "CorpusProbeResult",
     "GateDecision",
     "GateOutcome",
     "GateThresholds",
@@ -30,11 +33,14 @@ __all__ = [
     "ScoreInputs",
     "ScoreResult",
     "ScoreSettings",
+    "conflict_rows",
     "decide_gate",
     "evidence_of",
     "identity_of",
+    "latest_outcomes",
     "ledger_lookup",
     "load_gate_thresholds",
+    "probe_corpus",
     "read_records",
     "record_from_dict",
     "render_summary",
@@ -42,6 +48,8 @@ __all__ = [
     "reproduction_test",
     "run",
     "score_stage",
+    "stored_records",
     "summarize",
+    "unscored_rows",
     "words_of",
 ]

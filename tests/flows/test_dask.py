@@ -12,8 +12,8 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from prefect_dask.task_runners import DaskTaskRunner
 
 from bughunt.errors import InputError
+from flows import STAGES, RunParams, nightly_flow
 from flows._runner import dask_task_runner, task_runner_from_env
-from flows.nightly import STAGES, nightly_flow
 from flows.pr import pr_flow
 from ledger import Ledger
 from tests.flows.minicorpus import build_minicorpus
@@ -100,7 +100,9 @@ def test_nightly_stages_run_on_dask_worker_processes(tmp_path: Path) -> None:
         runner = dask_task_runner(address=cluster.scheduler_address)
         with get_task_stream(client) as stream:
             result = nightly_flow.with_options(task_runner=runner)(
-                corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+                params=RunParams(
+                    corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+                )
             )
     assert result.stages_run == list(STAGES)
     # Dask keys are "<function>-<token>": which stage ran on which worker process.
@@ -125,7 +127,8 @@ def test_pr_flow_completes_on_the_dask_switch(tmp_path: Path) -> None:
     store = Ledger(tmp_path / "ledger.duckdb")
     runner = task_runner_from_env({"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_WORKERS": "2"})
     result = pr_flow.with_options(task_runner=runner)(
-        diff=str(diff), corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+        diff=str(diff),
+        params=RunParams(corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2),
     )
     assert result.stages_run == list(STAGES)
     assert result.summary.gate is not None

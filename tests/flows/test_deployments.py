@@ -27,6 +27,7 @@ from typing import Any
 import psutil
 import pytest
 
+from flows import RunParams
 from ledger import Ledger
 from tests.conftest import ROOT
 from tests.flows.minicorpus import build_minicorpus
@@ -183,7 +184,7 @@ def test_nightly_deployment_has_cron_schedule_with_timezone(deployed: Server) ->
     assert entry["schedule"]["timezone"] == "Europe/Berlin"
     assert d["work_pool_name"] == POOL
     assert d["entrypoint"] == "flows/nightly.py:nightly_flow"
-    assert d["parameters"]["corpus"] == "corpus/demo"
+    assert RunParams.model_validate(d["parameters"]["params"]).corpus == "corpus/demo"
     assert d["global_concurrency_limit"]["limit"] == 1
 
 
@@ -226,15 +227,16 @@ def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
                 "--param",
                 f"diff={diff}",
                 "--param",
-                f"corpus={mini.corpus}",
-                "--param",
-                f"ledger={ledger}",
-                "--param",
-                f"run_id={run_id}",
-                "--param",
-                "repeats=1",
-                "--param",
-                "probe_pairs=2",
+                "params="
+                + json.dumps(
+                    {
+                        "corpus": str(mini.corpus),
+                        "ledger": str(ledger),
+                        "run_id": run_id,
+                        "repeats": 1,
+                        "probe_pairs": 2,
+                    }
+                ),
                 "--watch",
                 "--watch-timeout",
                 str(int(RUN_TIMEOUT_S)),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import FlakeState, ReproOutcome, Tree
-from flows import nightly_flow
+from flows import RunParams, nightly_flow
 from ledger import Ledger
 from tasks.flakes import current_flakes
 from tests.flows.corpora import mini_corpus
@@ -29,11 +29,13 @@ def test_flaky_recorded_report_is_flagged_and_never_counted(tmp_path: Path) -> N
     ledger = tmp_path / "l.duckdb"
     results = [
         nightly_flow(
-            corpus=str(corpus),
-            ledger=str(ledger),
-            out=str(tmp_path / f"out{i}"),
-            repeats=5,
-            probe_pairs=0,
+            params=RunParams(
+                corpus=str(corpus),
+                ledger=str(ledger),
+                out=str(tmp_path / f"out{i}"),
+                repeats=5,
+                probe_pairs=0,
+            )
         )
         for i in range(4)
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import ReproOutcome, RunKind
-from flows import STAGES, nightly_flow
+from flows import STAGES, RunParams, nightly_flow
 from ledger import Ledger
 from tests.conftest import ROOT
 
@@ -18,11 +18,13 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
     """Every stage runs; the ledger holds the run's rows; the report and summary are written."""
     result = nightly_flow(
-        corpus=str(ROOT / "corpus" / "demo"),
-        ledger=str(ledger.path),
-        out=str(tmp_path / "out"),
-        repeats=2,
-        probe_pairs=6,
+        params=RunParams(
+            corpus=str(ROOT / "corpus" / "demo"),
+            ledger=str(ledger.path),
+            out=str(tmp_path / "out"),
+            repeats=2,
+            probe_pairs=6,
+        )
     )
     assert result.stages_run == list(STAGES) and result.kind is RunKind.NIGHTLY
     s = result.summary

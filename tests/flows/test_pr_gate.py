@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import ReproOutcome
-from flows import pr_flow
+from flows import RunParams, pr_flow
 from tasks.score import GateOutcome
 from tests.flows.corpora import broken_reports, case_diff, copied_reports, mini_corpus, path_diff
 from tests.judging.judges.openai_server import OpenAIServer, error
@@ -28,8 +28,7 @@ SEVEN = [
 def run_pr(tmp_path: Path, corpus: Path, diff: bytes, **kw: object):  # type: ignore[no-untyped-def]
     diff_file = tmp_path / "pr.diff"
     diff_file.write_bytes(diff)
-    return pr_flow(
-        diff=str(diff_file),
+    params = RunParams(
         corpus=str(corpus),
         ledger=str(tmp_path / "l.duckdb"),
         out=str(tmp_path / "out"),
@@ -37,6 +36,7 @@ def run_pr(tmp_path: Path, corpus: Path, diff: bytes, **kw: object):  # type: ig
         probe_pairs=0,
         **kw,
     )
+    return pr_flow(diff=str(diff_file), params=params)
 
 
 def test_docs_only_change_is_nothing_to_evaluate(tmp_path: Path) -> None:

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bughunt.models import CallStatus, Order, Verdict, VerdictOutcome, Winner
-from judging.bias import combine
-from judging.bias._strategies import VOTE_A, VOTE_B, VOTE_TIE
+from judging.bias import VOTE_A, VOTE_B, VOTE_TIE, combine
 from tasks.score.pairs._calls import PairCall, PairInput, StrategyConfig, plan_pair
 
 _OUTCOME = {

@@ -1,4 +1,4 @@
-"""The probe pair `bughunt judge check` sends: two small reports, the first clearly better."""
+"""The check pair `bughunt judge check` sends: two small reports, the first clearly better."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from bughunt.models import BugReport, Order, Winner
 from judging.judges._prompt import render_report
 from judging.judges._protocol import JudgeRequest, ReportFeatures
 
-PROBE_CASE = "judge-check-probe"
-PROBE_EXPECTED = Winner.FIRST
-"""What a working judge should answer on the probe pair."""
+CHECK_CASE = "judge-check"
+CHECK_EXPECTED = Winner.FIRST
+"""What a working judge should answer on the check pair."""
 
 _GOOD = BugReport(
-    case_id=PROBE_CASE,
-    agent_version="probe-good",
+    case_id=CHECK_CASE,
+    agent_version="check-good",
     title="clamp() returns the upper bound when value == low",
     summary="clamp(value, low, high) compares with > instead of >= at the lower bound, "
     "so a value equal to low is treated as out of range and high is returned.",
@@ -29,8 +29,8 @@ _GOOD = BugReport(
 )
 
 _VAGUE = BugReport(
-    case_id=PROBE_CASE,
-    agent_version="probe-vague",
+    case_id=CHECK_CASE,
+    agent_version="check-vague",
     title="clamp is broken",
     summary="Something seems wrong with clamp. It sometimes returns odd values. "
     "It sometimes returns odd values. Clamp may have a problem somewhere.",
@@ -55,10 +55,10 @@ def _features(report: BugReport, family: str, quality: float) -> ReportFeatures:
     )
 
 
-def probe_request() -> JudgeRequest:
+def check_request() -> JudgeRequest:
     """The probe pair: a precise report first, a vague padded one second (expect ``first``)."""
     return JudgeRequest(
-        case_id=PROBE_CASE,
+        case_id=CHECK_CASE,
         order=Order.CANDIDATE_FIRST,
         first=_GOOD,
         second=_VAGUE,

@@ -1,0 +1,98 @@
+"""One source for run parameters: RunParams makes the CLI's options, the flows' parameter, the
+deployments' parameters and docs/cli.md; adding a field is a one-place change."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import typer
+import yaml
+from pydantic import Field
+from typer.testing import CliRunner
+
+from cli import app
+from cli._params import option_name, with_model_options
+from cli.docs import render
+from flows import RunParams
+from tests.conftest import ROOT
+
+
+def _flat(text: str) -> str:
+    """Help output as one line of words (Rich's boxes and wrapping removed)."""
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", text).split())
+
+
+def _options(*command: str) -> set[str]:
+    out = CliRunner().invoke(app, [*command, "--help"], terminal_width=200).output
+    return set(re.findall(r"(--[a-z][a-z-]*)", out))
+
+
+def test_every_field_is_an_option_of_both_run_commands() -> None:
+    """`bughunt run nightly` and `run pr` offer exactly RunParams' fields (plus their own)."""
+    fields = {option_name(n, f) for n, f in RunParams.model_fields.items()}
+    assert fields <= _options("run", "nightly")
+    assert fields <= _options("run", "pr")
+    assert _options("run", "nightly") - fields == {"--json", "--help"}
+    assert _options("run", "pr") - fields == {"--json", "--help", "--diff"}
+
+
+def test_every_field_is_in_the_cli_reference() -> None:
+    """docs/cli.md (rendered from the CLI) documents every field with its help text."""
+    doc = render()
+    for name, field in RunParams.model_fields.items():
+        assert option_name(name, field) in doc
+        first_words = " ".join((field.description or "").replace("``", "").split()[:3])
+        assert first_words in " ".join(doc.split()), name
+
+
+def test_the_flows_take_run_params_whole() -> None:
+    """Each flow's Prefect parameter schema is RunParams' own schema (so a deployment is
+    validated against it)."""
+    from flows import nightly_flow, pr_flow
+
+    for flow in (nightly_flow, pr_flow):
+        schema = flow.parameters.model_dump()
+        defs = schema["definitions"]
+        assert set(defs["RunParams"]["properties"]) == set(RunParams.model_fields)
+
+
+def test_the_deployments_parameters_are_run_params() -> None:
+    """prefect.yaml's parameters validate against RunParams (extra keys are refused)."""
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    for deployment in config["deployments"]:
+        RunParams.model_validate(deployment["parameters"]["params"])
+
+
+class MoreParams(RunParams):
+    """RunParams with one field more, as a change adding a run parameter would make it."""
+
+    canary_share: float = Field(default=0.25, ge=0, le=1)
+    """Share of cases run as canaries."""
+
+
+def test_adding_a_field_is_a_one_place_change() -> None:
+    """A model with one more field gives a command with one more option, whose value arrives."""
+    seen: dict[str, Any] = {}
+    probe = typer.Typer()
+
+    @probe.command()
+    @with_model_options(MoreParams)
+    def go(*, params: MoreParams) -> None:
+        seen["params"] = params
+
+    runner = CliRunner()
+    help_text = _flat(runner.invoke(probe, ["--help"]).output)
+    assert "--canary-share" in help_text and "Share of cases run" in help_text
+    result = runner.invoke(probe, ["--canary-share", "0.5", "--repeats", "2"])
+    assert result.exit_code == 0, result.output
+    assert seen["params"].canary_share == 0.5 and seen["params"].repeats == 2
+    refused = runner.invoke(probe, ["--canary-share", "2"])
+    assert refused.exit_code == 2 and "--canary-share" in refused.output
+
+
+def test_a_value_the_model_refuses_names_the_option() -> None:
+    """A bound the CLI cannot express (a strict > 0) is refused by the model, naming the option."""
+    result = CliRunner().invoke(app, ["run", "nightly", "--test-timeout", "0"])
+    assert result.exit_code == 2
+    assert "--test-timeout" in result.output
