@@ -36,9 +36,9 @@ run: $(STAMP) deps ## Run the nightly flow on the demo corpus (local Prefect, .b
 	$(BIN)/bughunt sandbox build
 	$(BIN)/bughunt run nightly --corpus corpus/demo
 
-test: $(STAMP) deps ## Run the whole test suite (builds the sandbox image if missing)
+test: $(STAMP) deps ## Run the whole test suite with branch coverage (builds the sandbox image if missing)
 	$(BIN)/bughunt sandbox build
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff, ruff format --check, mypy (strict, tests too), the import contract
 	$(BIN)/ruff check .

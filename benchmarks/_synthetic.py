@@ -139,54 +139,105 @@ def candidates(target: Path) -> list[Mutant]:
 
 
 def _mutations(module: str, source: str) -> Iterator[Mutant]:
+    """Every single-token mutant of ``source``, in token order."""
     prev: tokenize.TokenInfo | None = None
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     for i, tok in enumerate(tokens):
-        (line, col), text = tok.start, tok.string
         after = tokens[i + 1] if i + 1 < len(tokens) else None
-        if tok.type == tokenize.NAME and text == "not" and after is not None:
-            # ``not x`` → ``x`` (a condition inverted); never the ``not`` of ``not in`` / ``is not``
-            joined = (prev is not None and prev.string == "is") or after.string == "in"
-            if not joined and after.start[0] == line:
-                gap = source.splitlines()[line - 1][col : after.start[1]]
-                yield Mutant(module, line, col, gap, "", "cond")
-        elif (
-            tok.type == tokenize.NAME
-            and text == "in"
-            and not (prev is not None and prev.string == "not")
-            and not _in_for(tokens, i)
-        ):
-            yield Mutant(module, line, col, "in", "not in", "cond")
-        if tok.type == tokenize.OP and text in _OPS:
-            unary = text in "+-" and (
-                prev is None
-                or (prev.type == tokenize.OP and prev.string not in (")", "]", "}"))
-                or (
-                    prev.type == tokenize.NAME
-                    and prev.string in ("return", "in", "not", "and", "or", "if", "else", "lambda")
-                )
-            )
-            if not unary:
-                kind = "arith" if text in "+-" else "cmp"
-                yield Mutant(module, line, col, text, _OPS[text], kind)
-            elif text == "-" and after is not None and after.start == tok.end:
-                yield Mutant(module, line, col, "-", "", "sign")  # ``-x`` → ``x``
-        elif tok.type == tokenize.NAME and text == "return" and after is not None:
-            # ``return <expr>`` → ``return None``, for an expression on this line only
-            rest = source.splitlines()[line - 1][after.start[1] :]
-            ends = next((t for t in tokens[i:] if t.type == tokenize.NEWLINE), None)
-            if after.start[0] == line and ends is not None and ends.start[0] == line:
-                expr = rest[: ends.start[1] - after.start[1]].rstrip()
-                if expr and expr != "None" and "#" not in expr:
-                    yield Mutant(module, line, after.start[1], expr, "None", "ret")
-        elif tok.type == tokenize.NUMBER and text.isdigit():
-            yield Mutant(module, line, col, text, str(int(text) + 1), "obo")
-            if int(text) > 0:
-                yield Mutant(module, line, col, text, str(int(text) - 1), "obo")
-        elif tok.type == tokenize.NAME and text in _NAMES:
-            yield Mutant(module, line, col, text, _NAMES[text], "logic")
+        yield from _condition_mutants(module, source, tokens, i, prev, after)
+        yield from _value_mutants(module, source, tokens, i, prev, after)
         if tok.type not in (tokenize.NL, tokenize.COMMENT):
             prev = tok
+
+
+def _condition_mutants(
+    module: str,
+    source: str,
+    tokens: Sequence[tokenize.TokenInfo],
+    i: int,
+    prev: tokenize.TokenInfo | None,
+    after: tokenize.TokenInfo | None,
+) -> Iterator[Mutant]:
+    """``not x`` → ``x`` and ``in`` → ``not in`` (conditions inverted)."""
+    tok = tokens[i]
+    (line, col), text = tok.start, tok.string
+    if tok.type == tokenize.NAME and text == "not" and after is not None:
+        # never the ``not`` of ``not in`` / ``is not``
+        joined = (prev is not None and prev.string == "is") or after.string == "in"
+        if not joined and after.start[0] == line:
+            gap = source.splitlines()[line - 1][col : after.start[1]]
+            yield Mutant(module, line, col, gap, "", "cond")
+    elif (
+        tok.type == tokenize.NAME
+        and text == "in"
+        and not (prev is not None and prev.string == "not")
+        and not _in_for(tokens, i)
+    ):
+        yield Mutant(module, line, col, "in", "not in", "cond")
+
+
+def _value_mutants(
+    module: str,
+    source: str,
+    tokens: Sequence[tokenize.TokenInfo],
+    i: int,
+    prev: tokenize.TokenInfo | None,
+    after: tokenize.TokenInfo | None,
+) -> Iterator[Mutant]:
+    """Operators swapped, signs dropped, returns emptied, numbers off by one, names swapped."""
+    tok = tokens[i]
+    (line, col), text = tok.start, tok.string
+    if tok.type == tokenize.OP and text in _OPS:
+        yield from _operator_mutants(module, tok, prev, after)
+    elif tok.type == tokenize.NAME and text == "return" and after is not None:
+        yield from _return_mutants(module, source, tokens, i, after)
+    elif tok.type == tokenize.NUMBER and text.isdigit():
+        yield Mutant(module, line, col, text, str(int(text) + 1), "obo")
+        if int(text) > 0:
+            yield Mutant(module, line, col, text, str(int(text) - 1), "obo")
+    elif tok.type == tokenize.NAME and text in _NAMES:
+        yield Mutant(module, line, col, text, _NAMES[text], "logic")
+
+
+_BEFORE_UNARY = ("return", "in", "not", "and", "or", "if", "else", "lambda")
+"""Names after which ``+`` or ``-`` is a sign, not an operator."""
+
+
+def _operator_mutants(
+    module: str,
+    tok: tokenize.TokenInfo,
+    prev: tokenize.TokenInfo | None,
+    after: tokenize.TokenInfo | None,
+) -> Iterator[Mutant]:
+    """A binary operator swapped, or a unary minus dropped (``-x`` → ``x``)."""
+    (line, col), text = tok.start, tok.string
+    unary = text in "+-" and (
+        prev is None
+        or (prev.type == tokenize.OP and prev.string not in (")", "]", "}"))
+        or (prev.type == tokenize.NAME and prev.string in _BEFORE_UNARY)
+    )
+    if not unary:
+        kind = "arith" if text in "+-" else "cmp"
+        yield Mutant(module, line, col, text, _OPS[text], kind)
+    elif text == "-" and after is not None and after.start == tok.end:
+        yield Mutant(module, line, col, "-", "", "sign")
+
+
+def _return_mutants(
+    module: str,
+    source: str,
+    tokens: Sequence[tokenize.TokenInfo],
+    i: int,
+    after: tokenize.TokenInfo,
+) -> Iterator[Mutant]:
+    """``return <expr>`` → ``return None``, for an expression on this line only."""
+    line = tokens[i].start[0]
+    rest = source.splitlines()[line - 1][after.start[1] :]
+    ends = next((t for t in tokens[i:] if t.type == tokenize.NEWLINE), None)
+    if after.start[0] == line and ends is not None and ends.start[0] == line:
+        expr = rest[: ends.start[1] - after.start[1]].rstrip()
+        if expr and expr != "None" and "#" not in expr:
+            yield Mutant(module, line, after.start[1], expr, "None", "ret")
 
 
 def _in_for(tokens: Sequence[tokenize.TokenInfo], i: int) -> bool:

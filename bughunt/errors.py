@@ -63,4 +63,4 @@ class ReadOnlyQueryError(TerminalError):
 
 
 class InputError(TerminalError):
-    """A file, line or field given by a user or an agent is not valid (DESIGN §8)."""
+    """A file, line or field given by a user or an agent is not valid (docs/architecture.md#bad-input)."""

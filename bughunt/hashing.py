@@ -1,4 +1,4 @@
-"""Content hashes from canonical bytes (DESIGN §4), in one place.
+"""Content hashes from canonical bytes (docs/architecture.md#content-hashes), in one place.
 
 Metadata is hashed as sorted-key compact JSON; files as their raw bytes;
 trees as their sorted relative paths with each file's hash. The same content

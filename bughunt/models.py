@@ -1,4 +1,4 @@
-"""Domain models (DESIGN §1): every record that crosses a boundary.
+"""Domain models (docs/architecture.md#the-domain): every record that crosses a boundary.
 
 Closed sets are ``StrEnum``s. Each field's docstring is its description in
 the JSON schema (``bughunt schema MODEL``). Row models (those with a
@@ -67,7 +67,7 @@ class AgentMode(StrEnum):
 
 
 class CallStatus(StrEnum):
-    """Terminal status of one judge call (DESIGN §6.1). Only ``judged`` carries a winner."""
+    """Terminal status of one judge call (docs/judges.md#the-call-contract). Only ``judged`` carries a winner."""
 
     JUDGED = "judged"
     TIMED_OUT = "timed_out"
@@ -107,7 +107,7 @@ class Strategy(StrEnum):
 
 
 class FlakeState(StrEnum):
-    """Evidence-based state of one test key (DESIGN §5)."""
+    """Evidence-based state of one test key (docs/ledger.md#flakes)."""
 
     PASSING = "passing"
     FAILING = "failing"
@@ -164,7 +164,7 @@ class Case(_Model):
     expected_category: BugCategory | None = None
     """The category the corpus author intends; classify's label is checked against it."""
     case_hash: str | None = None
-    """Content hash (DESIGN §4); set by hash-corpus."""
+    """Content hash (docs/architecture.md#content-hashes); set by hash-corpus."""
 
 
 class AgentVersion(_Model):
@@ -248,7 +248,7 @@ class RunInfo(_Row):
 
 
 class ManifestEntry(_Row):
-    """One case of the corpus manifest of one run (DESIGN §4)."""
+    """One case of the corpus manifest of one run (docs/architecture.md#content-hashes)."""
 
     __table__: ClassVar[str] = "corpus_manifest"
     run_id: str
@@ -320,7 +320,7 @@ class Observation(_Row):
 
 
 class JudgeCall(_Row):
-    """One call of one judge on one ordered pair of reports (DESIGN §6.1)."""
+    """One call of one judge on one ordered pair of reports (docs/judges.md#the-call-contract)."""
 
     __table__: ClassVar[str] = "judge_calls"
     call_id: str
@@ -360,7 +360,7 @@ class JudgeCall(_Row):
 
 
 class Verdict(_Row):
-    """What a strategy makes of one pair's judge calls (DESIGN §6.2)."""
+    """What a strategy makes of one pair's judge calls (docs/judge-bias.md#strategies)."""
 
     __table__: ClassVar[str] = "verdicts"
     run_id: str
@@ -386,7 +386,7 @@ class Verdict(_Row):
 
 
 class BiasProbe(_Row):
-    """One measured bias metric of one judge in one run (DESIGN §6.3)."""
+    """One measured bias metric of one judge in one run (docs/judge-bias.md)."""
 
     __table__: ClassVar[str] = "bias_probes"
     run_id: str
@@ -414,7 +414,7 @@ class BiasProbe(_Row):
 
 
 class FlakeRecord(_Row):
-    """State of one test key after a run folded in (DESIGN §5); the latest row is current."""
+    """State of one test key after a run folded in (docs/ledger.md#flakes); the latest row is current."""
 
     __table__: ClassVar[str] = "flake_ledger"
     run_id: str

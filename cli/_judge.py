@@ -25,7 +25,7 @@ from judging.judges import (
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         name="judge",
-        help="Check the configured judges (DESIGN §6).",
+        help="Check the configured judges (docs/judges.md).",
         no_args_is_help=True,
     )
     group.command("check")(check_command)

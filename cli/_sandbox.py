@@ -1,4 +1,4 @@
-"""``bughunt sandbox``: the sandbox image (DESIGN §7)."""
+"""``bughunt sandbox``: the sandbox image (docs/sandbox.md)."""
 
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ def simulate_cmd(
     """Compute every judging strategy on the simulated judge, exactly and by seeded Monte Carlo.
 
     The simulated judge has known position, verbosity and self-preference
-    biases (DESIGN §6.3). The table shows what each strategy cures and what it
+    biases (docs/judge-bias.md). The table shows what each strategy cures and what it
     costs, on probe pair sets built by construction; docs/judge-bias.md
     explains every metric.
     """

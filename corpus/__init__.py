@@ -1,4 +1,4 @@
-"""What is evaluated: the corpus format, its loader and the demo corpus (DESIGN §1).
+"""What is evaluated: the corpus format, its loader and the demo corpus (docs/architecture.md#the-domain).
 
 Other packages load a corpus with :func:`load_corpus` and read cases from the
 returned :class:`Corpus`; cases that failed to load are in ``Corpus.rejected``.

@@ -3,7 +3,7 @@
 A broken ``corpus.toml`` is fatal: :func:`load_corpus` raises
 :class:`~bughunt.errors.InputError` naming the file, the field and, for TOML
 syntax errors, the line. A broken case is not: it becomes a
-:class:`RejectedCase` with its reason and the other cases load (DESIGN §8).
+:class:`RejectedCase` with its reason and the other cases load (docs/architecture.md#bad-input).
 
 Every path in ``corpus.toml`` is relative to the file and must stay inside the
 corpus folder once symlinks are resolved: the sandbox mounts these folders,
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -91,7 +92,7 @@ class LoadedCase(BaseModel):
 
 
 class RejectedCase(BaseModel):
-    """A case that cannot be evaluated, and why (DESIGN §8: an unscored case with its reason)."""
+    """A case that cannot be evaluated, and why (docs/architecture.md#bad-input: an unscored case with its reason)."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
@@ -226,6 +227,63 @@ def _inside(root: Path, raw: Path, *, file: str, field: str, kind: str) -> Path:
     return path
 
 
+def _check_env_names(agent: AgentVersion, *, at: str, file: str) -> None:
+    """Every name in the agent's ``env`` list is an environment variable name."""
+    for j, name in enumerate(agent.env):
+        if not _ENV_NAME.match(name):
+            raise InputError(
+                f"not an environment variable name: {name!r} (list names, never values)",
+                file=file,
+                field=f"{at}.env[{j}]",
+            )
+
+
+def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, str]:
+    """A mode 'command' agent's checks; its ``path`` made absolute, when it has one."""
+    if not agent.command:
+        raise InputError("mode 'command' needs a command", file=file, field=f"{at}.command")
+    if agent.reports is not None:
+        raise InputError(
+            "only mode 'replay' takes recorded reports", file=file, field=f"{at}.reports"
+        )
+    if agent.path is None:
+        return {}
+    path = _inside(root, Path(agent.path), file=file, field=f"{at}.path", kind="agent path")
+    return {"path": str(path)}
+
+
+def _replay_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, str]:
+    """A mode 'replay' agent's checks; its ``reports`` folder made absolute."""
+    if agent.reports is None:
+        raise InputError("mode 'replay' needs a reports folder", file=file, field=f"{at}.reports")
+    for key in ("command", "path"):
+        if getattr(agent, key) is not None:
+            raise InputError("only mode 'command' takes this field", file=file, field=f"{at}.{key}")
+    reports = _inside(
+        root, Path(agent.reports), file=file, field=f"{at}.reports", kind="reports folder"
+    )
+    return {"reports": str(reports)}
+
+
+def _check_pairing(pairing: PairingConfig, known: Iterable[str], *, file: str) -> None:
+    """Baseline and candidate name two different agents among ``known``."""
+    names = set(known)
+    for role in ("baseline", "candidate"):
+        name = getattr(pairing, role)
+        if name not in names:
+            raise InputError(
+                f"names unknown agent {name!r}; known: {', '.join(sorted(names))}",
+                file=file,
+                field=f"pairing.{role}",
+            )
+    if pairing.baseline == pairing.candidate:
+        raise InputError(
+            "baseline and candidate must be two different agents",
+            file=file,
+            field="pairing.candidate",
+        )
+
+
 def _check_agents(config: CorpusConfig, root: Path, *, file: str) -> list[AgentVersion]:
     """Mode-specific fields present, names unique, folders inside the corpus; paths made absolute."""
     seen: dict[str, int] = {}
@@ -239,61 +297,13 @@ def _check_agents(config: CorpusConfig, root: Path, *, file: str) -> list[AgentV
                 field=f"{at}.name",
             )
         seen[agent.name] = i
-        for j, name in enumerate(agent.env):
-            if not _ENV_NAME.match(name):
-                raise InputError(
-                    f"not an environment variable name: {name!r} (list names, never values)",
-                    file=file,
-                    field=f"{at}.env[{j}]",
-                )
-        update: dict[str, str] = {}
+        _check_env_names(agent, at=at, file=file)
         if agent.mode is AgentMode.COMMAND:
-            if not agent.command:
-                raise InputError("mode 'command' needs a command", file=file, field=f"{at}.command")
-            if agent.reports is not None:
-                raise InputError(
-                    "only mode 'replay' takes recorded reports", file=file, field=f"{at}.reports"
-                )
-            if agent.path is not None:
-                update["path"] = str(
-                    _inside(
-                        root, Path(agent.path), file=file, field=f"{at}.path", kind="agent path"
-                    )
-                )
+            update = _command_fields(agent, root, at=at, file=file)
         else:
-            if agent.reports is None:
-                raise InputError(
-                    "mode 'replay' needs a reports folder", file=file, field=f"{at}.reports"
-                )
-            for key in ("command", "path"):
-                if getattr(agent, key) is not None:
-                    raise InputError(
-                        "only mode 'command' takes this field", file=file, field=f"{at}.{key}"
-                    )
-            update["reports"] = str(
-                _inside(
-                    root,
-                    Path(agent.reports),
-                    file=file,
-                    field=f"{at}.reports",
-                    kind="reports folder",
-                )
-            )
+            update = _replay_fields(agent, root, at=at, file=file)
         resolved.append(agent.model_copy(update=update))
-    for role in ("baseline", "candidate"):
-        name = getattr(config.pairing, role)
-        if name not in seen:
-            raise InputError(
-                f"names unknown agent {name!r}; known: {', '.join(sorted(seen))}",
-                file=file,
-                field=f"pairing.{role}",
-            )
-    if config.pairing.baseline == config.pairing.candidate:
-        raise InputError(
-            "baseline and candidate must be two different agents",
-            file=file,
-            field="pairing.candidate",
-        )
+    _check_pairing(config.pairing, seen, file=file)
     return resolved
 
 

@@ -6,7 +6,7 @@ inode and device — to the sha256 of its bytes, so such a file costs one
 ``stat`` instead of a read. Any change to the file changes its ctime (which
 no user tool can set back), so a hit is a file the kernel says was not
 written since it was hashed. Hashes stay exactly those of
-:func:`bughunt.hashing.hash_tree` (DESIGN §4): the cache changes what is
+:func:`bughunt.hashing.hash_tree` (docs/architecture.md#content-hashes): the cache changes what is
 read, never what is hashed.
 
 **Racy files.** A file written in the same timestamp tick as it was hashed
@@ -15,7 +15,7 @@ could be written again within that tick without its stat changing (git's
 ``racy_s`` (2 s) before the moment they were hashed are therefore not kept.
 
 **Where it lives.** ``hash-cache.json`` beside the ledger
-(:data:`CACHE_FILE`), not in it: tasks never write the ledger (DESIGN §2),
+(:data:`CACHE_FILE`), not in it: tasks never write the ledger (docs/architecture.md#the-stages),
 a stat identity means something only on the machine that read the file
 (the ledger's rows are portable), and the cache is disposable — deleting
 it, or a corrupt or foreign file, costs only a re-read, never a wrong hash.

@@ -1,4 +1,4 @@
-"""Where the stage tasks run: the flows' task runner and how a stage is handed to it (DESIGN §10).
+"""Where the stage tasks run: the flows' task runner and how a stage is handed to it (docs/operations.md).
 
 By default a flow uses Prefect's thread-pool task runner in its own process.
 ``BUGHUNT_TASK_RUNNER=dask`` switches to prefect-dask's ``DaskTaskRunner``:
@@ -8,7 +8,7 @@ the existing scheduler at ``BUGHUNT_DASK_ADDRESS`` (``tcp://host:8786``).
 A task called plainly inside a flow (``task(...)``) runs in the flow's own
 thread whatever the task runner is; only ``task.submit`` goes through it.
 :func:`run_stage` submits and waits, so the stages stay sequential and the
-flow process stays the only ledger writer (DESIGN §2).
+flow process stays the only ledger writer (docs/architecture.md#the-stages).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ and broken contracts fail at once.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -64,9 +65,21 @@ def _sandbox_with_progress(
         )
 
 
-classify_task = stage_task(classify.RECORD.name)(classify.run)
-hash_task = stage_task(hash_corpus.RECORD.name)(hash_corpus.run)
-sandbox_task = stage_task(sandbox.RECORD.name)(_sandbox_with_progress)
-flake_task = stage_task(flakes.RECORD.name)(flakes.run)
-score_task = stage_task(score.RECORD.name)(score.run)
-report_task = stage_task(report.RECORD.name)(report.run)
+def _named(name: str, fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` under the stage's name: a Dask task key is its function's name, and every
+    stage's entry point is called ``run``."""
+
+    @functools.wraps(fn)
+    def stage(*args: P.args, **kwargs: P.kwargs) -> R:
+        return fn(*args, **kwargs)
+
+    stage.__name__ = stage.__qualname__ = name.replace("-", "_")
+    return stage
+
+
+classify_task = stage_task(classify.RECORD.name)(_named(classify.RECORD.name, classify.run))
+hash_task = stage_task(hash_corpus.RECORD.name)(_named(hash_corpus.RECORD.name, hash_corpus.run))
+sandbox_task = stage_task(sandbox.RECORD.name)(_named(sandbox.RECORD.name, _sandbox_with_progress))
+flake_task = stage_task(flakes.RECORD.name)(_named(flakes.RECORD.name, flakes.run))
+score_task = stage_task(score.RECORD.name)(_named(score.RECORD.name, score.run))
+report_task = stage_task(report.RECORD.name)(_named(report.RECORD.name, report.run))

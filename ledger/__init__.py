@@ -1,4 +1,4 @@
-"""What is remembered: the DuckDB ledger (DESIGN §9)."""
+"""What is remembered: the DuckDB ledger (docs/ledger.md)."""
 
 from ledger._codec import arrow_to_rows, rows_to_arrow
 from ledger._migrate import current_version, known_migrations

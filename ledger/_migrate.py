@@ -1,4 +1,4 @@
-"""Numbered schema migrations, recorded in the ledger file (DESIGN §9).
+"""Numbered schema migrations, recorded in the ledger file (docs/ledger.md).
 
 Each migration is ``migrations/NNNN_name.sql``, applied once, in one
 transaction together with its row in ``schema_migrations``. A file recorded

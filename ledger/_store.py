@@ -1,4 +1,4 @@
-"""The ledger file: open, migrate, bulk-write, query (DESIGN §9).
+"""The ledger file: open, migrate, bulk-write, query (docs/ledger.md).
 
 DuckDB lets one process write a file at a time, and a reader cannot open a
 file another process is writing. So a connection lives only as long as one

@@ -1,1 +1,1 @@
-"""The six stages of the pipeline, one package each (DESIGN §2)."""
+"""The six stages of the pipeline, one package each (docs/architecture.md#the-stages)."""

@@ -1,4 +1,4 @@
-"""Judge strategies, bias probes and their statistics (DESIGN §6.2, §6.3).
+"""Judge strategies, bias probes and their statistics (docs/judge-bias.md#strategies, docs/judge-bias.md).
 
 Exact strategy math and Monte Carlo on the simulated judge, probe pair sets
 built by construction, and a probe runner that works on any judge.

@@ -1,4 +1,4 @@
-"""Probe pair sets built by construction, so the truth of every pair is known (DESIGN §6.3).
+"""Probe pair sets built by construction, so the truth of every pair is known (docs/judge-bias.md).
 
 - **position**: near-identical pairs (quality difference 0–0.04, same words,
   same family); any consistent preference is a preference for a position.

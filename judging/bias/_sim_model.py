@@ -1,4 +1,4 @@
-"""The simulated judge's scoring rule (DESIGN §6.3): exact outcome probabilities.
+"""The simulated judge's scoring rule (docs/judge-bias.md): exact outcome probabilities.
 
 For an ordered pair (first, second) judged by a judge of family ``F``::
 
@@ -23,7 +23,7 @@ from bughunt.models import Winner
 
 
 class SimParams(BaseModel):
-    """Parameters of the simulated judge (defaults from DESIGN §6.3)."""
+    """Parameters of the simulated judge (defaults from docs/judge-bias.md)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 

@@ -1,4 +1,4 @@
-"""Strategies as plans of calls and one rule that combines the votes (DESIGN §6.2).
+"""Strategies as plans of calls and one rule that combines the votes (docs/judge-bias.md#strategies).
 
 A pair has two sides, ``a`` and ``b``. A strategy given a *lead* side (the side
 a single-order strategy shows first) makes one or more **plans**: the calls to

@@ -1,4 +1,4 @@
-"""Judges: backends, the call contract, strategies (DESIGN §6)."""
+"""Judges: backends, the call contract, strategies (docs/judges.md)."""
 
 from judging.judges._answer import (
     DEFAULT_RATIONALE,

@@ -1,4 +1,4 @@
-"""The judge's answer and how raw answer text becomes one (DESIGN §6.1).
+"""The judge's answer and how raw answer text becomes one (docs/judges.md#the-call-contract).
 
 Pure functions only: no network, no clock. The rules, in order:
 

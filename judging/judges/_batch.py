@@ -1,4 +1,4 @@
-"""Judge a batch of ordered pairs with bounded concurrency (DESIGN §2, §6.1).
+"""Judge a batch of ordered pairs with bounded concurrency (docs/architecture.md#the-stages, docs/judges.md#the-call-contract).
 
 A stage works on a whole batch, never one task per call. Calls run on a
 thread pool of at most ``max_in_flight`` workers (no unbounded fan-out), all

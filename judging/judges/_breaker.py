@@ -1,4 +1,4 @@
-"""The circuit breaker shared by the calls of one run (DESIGN §6.1).
+"""The circuit breaker shared by the calls of one run (docs/judges.md#the-call-contract).
 
 When a judge keeps failing, sending it the rest of the night's pairs only
 costs money and time and yields nothing. After ``consecutive`` failed calls in

@@ -1,4 +1,4 @@
-"""Named judges and juries from configuration (DESIGN §6).
+"""Named judges and juries from configuration (docs/judges.md).
 
 Judges are tables, in a ``pyproject.toml``::
 
@@ -69,7 +69,7 @@ class JudgeConfig(BaseModel):
     seed: int = 0
     """``sim``: seed of the simulated judge's draws."""
     sim_params: dict[str, float] = Field(default_factory=dict)
-    """``sim``: scoring parameters overriding DESIGN §6.3's defaults (s, b_pos, b_len, b_self, m)."""
+    """``sim``: scoring parameters overriding the simulated judge's defaults (docs/judge-bias.md) (s, b_pos, b_len, b_self, m)."""
     deadline_s: float = Field(default=DEFAULT_DEADLINE_S, gt=0, le=3_600)
     """Seconds one call may take over all its attempts."""
     max_in_flight: int = Field(default=DEFAULT_MAX_IN_FLIGHT, ge=1, le=64)

@@ -1,4 +1,4 @@
-"""One judge call under the gate contract (DESIGN §6.1).
+"""One judge call under the gate contract (docs/judges.md#the-call-contract).
 
 The contract keeps "the judge said no" apart from "the judge could not
 answer". Every call ends in exactly one terminal status, and only
@@ -182,6 +182,67 @@ def call_judge(
     )
 
 
+def _on_error(exc: Exception, judge: Judge, attempt: int, reasons: list[str]) -> _Outcome | None:
+    """Note why a request failed; the outcome that ends the call, or None to retry."""
+    if isinstance(exc, JudgeTimeout):
+        reasons.append(f"timed out ({exc.detail})")
+        stop = f"not retried: no answer before the deadline (attempt {attempt})"
+        return _stop(CallStatus.TIMED_OUT, reasons, stop, judge_failed=True)
+    if isinstance(exc, OverBudget):
+        reasons.append(f"input over the judge's budget ({exc.detail})")
+        if judge.required:
+            stop = "not retried; the judge is required, so the call fails closed"
+            return _stop(CallStatus.FAILED_CLOSED, reasons, stop)
+        stop = "not retried; the pair is left for a person"
+        return _stop(CallStatus.OVER_BUDGET, reasons, stop)
+    if isinstance(exc, ClientError):
+        reasons.append(f"request refused ({exc.detail})")
+        stop = "not retried: a client error gives the same answer every time"
+        return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+    if isinstance(exc, JudgeError):
+        label = next((t for cls, t in _RETRIED.items() if isinstance(exc, cls)), "judge error")
+        reasons.append(f"{label} ({exc.detail})")
+        return None
+    reasons.append(f"judge backend raised {type(exc).__name__}: {exc}")
+    stop = "not retried: unexpected error in the judge backend"
+    return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+
+
+def _on_answer(raw: object, reasons: list[str]) -> tuple[str | None, _Outcome | None]:
+    """The raw answer to keep (None if not text) and the call's outcome, or None to retry."""
+    if not isinstance(raw, str):  # a backend bug: fail the call, not the batch
+        reasons.append(f"judge backend returned {type(raw).__name__}, not text")
+        stop = "not retried: unexpected answer type from the judge backend"
+        return None, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+    parsed = parse_answer(raw)
+    if not isinstance(parsed, ParseFailure):
+        return raw, _Outcome(CallStatus.JUDGED, answer=parsed)
+    reasons.append(f"unparseable answer: {parsed.reason}")
+    return raw, None
+
+
+def _backoff_or_stop(
+    attempt: int,
+    deadline: float,
+    clock: Clock,
+    rng: Rng,
+    breaker: Breaker | None,
+    reasons: list[str],
+) -> float | _Outcome:
+    """Seconds to sleep before the next attempt, or the outcome that ends the call instead."""
+    if attempt >= MAX_ATTEMPTS:
+        stop = f"failed after {attempt} attempts"
+        return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+    delay = backoff_s(attempt, rng)
+    if clock() + delay >= deadline:
+        stop = f"stopped after {attempt} attempt(s): the backoff would reach the deadline"
+        return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+    if breaker is not None and not breaker.allow():
+        stop = f"not retried after {attempt} attempt(s): {breaker.reason}"
+        return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+    return delay
+
+
 def _attempt_loop(
     judge: Judge,
     prompt: Prompt,
@@ -206,55 +267,18 @@ def _attempt_loop(
                 raw,
                 _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True),
             )
+        # A failed request keeps the raw answer of the one before it.
         try:
-            raw = judge.complete(prompt.system, prompt.user, request, remaining)
-        except JudgeTimeout as exc:
-            reasons.append(f"timed out ({exc.detail})")
-            stop = f"not retried: no answer before the deadline (attempt {attempt})"
-            return attempt, raw, _stop(CallStatus.TIMED_OUT, reasons, stop, judge_failed=True)
-        except OverBudget as exc:
-            reasons.append(f"input over the judge's budget ({exc.detail})")
-            if judge.required:
-                stop = "not retried; the judge is required, so the call fails closed"
-                return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop)
-            stop = "not retried; the pair is left for a person"
-            return attempt, raw, _stop(CallStatus.OVER_BUDGET, reasons, stop)
-        except ClientError as exc:
-            reasons.append(f"request refused ({exc.detail})")
-            stop = "not retried: a client error gives the same answer every time"
-            return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
-        except JudgeError as exc:
-            label = next((t for cls, t in _RETRIED.items() if isinstance(exc, cls)), "judge error")
-            reasons.append(f"{label} ({exc.detail})")
+            answer = judge.complete(prompt.system, prompt.user, request, remaining)
         except Exception as exc:  # a backend bug must fail the call, never the batch
-            reasons.append(f"judge backend raised {type(exc).__name__}: {exc}")
-            stop = "not retried: unexpected error in the judge backend"
-            return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
+            outcome = _on_error(exc, judge, attempt, reasons)
         else:
-            if not isinstance(raw, str):  # a backend bug: fail the call, not the batch
-                bad = type(raw).__name__
-                raw = None
-                reasons.append(f"judge backend returned {bad}, not text")
-                stop = "not retried: unexpected answer type from the judge backend"
-                return (
-                    attempt,
-                    raw,
-                    _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True),
-                )
-            parsed = parse_answer(raw)
-            if not isinstance(parsed, ParseFailure):
-                return attempt, raw, _Outcome(CallStatus.JUDGED, answer=parsed)
-            reasons.append(f"unparseable answer: {parsed.reason}")
+            raw, outcome = _on_answer(answer, reasons)
+        if outcome is not None:
+            return attempt, raw, outcome
 
         # A retryable failure: retry if attempts, time and the breaker allow.
-        if attempt >= MAX_ATTEMPTS:
-            stop = f"failed after {attempt} attempts"
-            return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
-        delay = backoff_s(attempt, rng)
-        if clock() + delay >= deadline:
-            stop = f"stopped after {attempt} attempt(s): the backoff would reach the deadline"
-            return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
-        if breaker is not None and not breaker.allow():
-            stop = f"not retried after {attempt} attempt(s): {breaker.reason}"
-            return attempt, raw, _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
-        sleep(delay)
+        step = _backoff_or_stop(attempt, deadline, clock, rng, breaker, reasons)
+        if isinstance(step, _Outcome):
+            return attempt, raw, step
+        sleep(step)

@@ -1,4 +1,4 @@
-"""The judge prompt: rubric, delimited reports, and its hash (DESIGN §6.1).
+"""The judge prompt: rubric, delimited reports, and its hash (docs/judges.md#the-call-contract).
 
 Pure functions only. Report text is untrusted: it was written by the agents
 under evaluation, and an agent may try to steer its judge. Two defences, and

@@ -1,4 +1,4 @@
-"""The judge interface every backend implements (DESIGN §6).
+"""The judge interface every backend implements (docs/judges.md).
 
 A backend only turns a prompt into raw answer text, or raises one of the
 transport errors below. Everything else — the prompt, parsing, retries, the
@@ -29,7 +29,7 @@ class ReportFeatures(BaseModel):
     """Word count of the report as shown to the judge."""
     quality: float = Field(ge=0.0, le=1.0)
     """Quality in [0, 1] from evidence (reproduction outcome, minimality, completeness).
-    Real judges ignore it; the simulated judge scores with it (DESIGN §6.3)."""
+    Real judges ignore it; the simulated judge scores with it (docs/judge-bias.md)."""
 
 
 class JudgeRequest(BaseModel):

@@ -1,4 +1,4 @@
-"""The simulated judge backend (DESIGN §6.3): known biases, exact probabilities, seeded draws.
+"""The simulated judge backend (docs/judge-bias.md): known biases, exact probabilities, seeded draws.
 
 It speaks the same :class:`~judging.judges._protocol.Judge` protocol as a
 real backend: ``complete`` returns strict JSON answer text. It reads the

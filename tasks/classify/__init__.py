@@ -1,9 +1,9 @@
-"""Stage 1, classify (DESIGN §2): validate each case's patch, label its bug category, plan the run.
+"""Stage 1, classify (docs/architecture.md#the-stages): validate each case's patch, label its bug category, plan the run.
 
 - :func:`classify_corpus` — the whole stage in one call.
 - :func:`classify_incremental` — the same, reusing earlier results of unchanged cases (the
   Prefect task's body; see ``tasks/classify/_incremental.py``).
-- :func:`validate_patch` — DESIGN §8 checks of one patch, then ``git apply --check``.
+- :func:`validate_patch` — the bad-input checks of one patch (docs/architecture.md#bad-input), then ``git apply --check``.
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
 - :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
 

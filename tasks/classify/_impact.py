@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -287,6 +287,129 @@ def _case_of(path: str, layout: CorpusLayout) -> str | None:
     return rest.split("/", 1)[0] if "/" in rest else None
 
 
+@dataclass(slots=True)
+class _Changes:
+    """A PR's changed paths sorted into the groups the plan's reasons name."""
+
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    """Paths per group (``agent``, ``unmatched``, ``corpus-wide``, ``docs``, ...), sorted."""
+    cases: dict[str, list[str]] = field(default_factory=dict)
+    """Paths per case of the corpus whose folder holds them."""
+    removed: dict[str, list[str]] = field(default_factory=dict)
+    """Paths per case folder that is not in the corpus now."""
+    impacts: list[PathImpact] = field(default_factory=list)
+    """Every path with its class, sorted."""
+
+
+def _corpus_group(path: str, layout: CorpusLayout | None) -> tuple[str, str | None]:
+    """A corpus path's group (one case, a removed case, corpus-wide, elsewhere) and its case."""
+    if layout is None:
+        return "corpus-unplaced", None
+    case_id = _case_of(path, layout)
+    if case_id is not None:
+        return ("case" if case_id in layout.case_ids else "removed-case"), case_id
+    if path.startswith(layout.root.rstrip("/") + "/"):
+        return "corpus-wide", None
+    return "elsewhere", None
+
+
+def _group_of(
+    path: str, cls: ImpactClass, pattern: str | None, layout: CorpusLayout | None
+) -> tuple[str, str | None]:
+    """A classified path's group and, when it is in a case's folder, that case."""
+    if pattern is None:
+        return "unmatched", None
+    if cls is ImpactClass.CORPUS:
+        return _corpus_group(path, layout)
+    return cls.value, None
+
+
+def _sort_changes(
+    unique: Sequence[str], impact: ImpactConfig, layout: CorpusLayout | None
+) -> _Changes:
+    """Classify each path of ``unique`` and file it under its group or its case."""
+    changes = _Changes()
+    for path in unique:
+        cls, pattern = impact.classify_path(path)
+        group, case_id = _group_of(path, cls, pattern, layout)
+        if case_id is not None:
+            by_case = changes.cases if group == "case" else changes.removed
+            by_case.setdefault(case_id, []).append(path)
+        else:
+            changes.groups.setdefault(group, []).append(path)
+        changes.impacts.append(PathImpact(path=path, impact=cls, glob=pattern, case_id=case_id))
+    return changes
+
+
+def _everything_reasons(groups: dict[str, list[str]]) -> list[str]:
+    """Reasons that call for every case and every stage, one per kind of change."""
+    reasons: list[str] = []
+    if groups.get("agent"):
+        reasons.append(f"agent changed ({_listing(groups['agent'])}): every case, every stage")
+    if groups.get("pipeline"):
+        reasons.append(
+            f"pipeline changed ({_listing(groups['pipeline'])}): every case, every stage"
+        )
+    for path in groups.get("unmatched", []):
+        reasons.append(f"{path} matches no impact glob: treated as pipeline (fail safe)")
+    if groups.get("corpus-wide"):
+        reasons.append(
+            f"corpus-wide file changed ({_listing(groups['corpus-wide'])}): every case, every stage"
+        )
+    if groups.get("corpus-unplaced"):
+        reasons.append(
+            f"corpus changed ({_listing(groups['corpus-unplaced'])}) but the evaluated corpus "
+            "is not inside the repository, so the change cannot be pinned to a case: every case"
+        )
+    return reasons
+
+
+def _rescore_reasons(groups: dict[str, list[str]]) -> list[str]:
+    """The reason to re-score every case without a sandbox run, if the judge changed."""
+    if not groups.get("judge"):
+        return []
+    return [
+        f"judge configuration changed ({_listing(groups['judge'])}): re-score every case "
+        "from recorded observations, no sandbox run"
+    ]
+
+
+def _case_reasons(changes: _Changes, layout: CorpusLayout | None) -> list[str]:
+    """Reasons for changed cases, removed cases and changes in another corpus, in that order."""
+    reasons: list[str] = []
+    for case_id, case_paths in sorted(changes.cases.items()):
+        reasons.append(f"case {case_id} changed ({_listing(case_paths)}): that case, every stage")
+    for case_id in sorted(changes.removed):
+        reasons.append(
+            f"case {case_id} is not in the corpus (removed by this PR?): nothing to run for it"
+        )
+    elsewhere = changes.groups.get("elsewhere")
+    if elsewhere:
+        where = layout.root if layout else "this corpus"
+        reasons.append(
+            f"change in another corpus ({_listing(elsewhere)}): nothing to run for {where}"
+        )
+    return reasons
+
+
+def _scope_and_stages(
+    *, everything: bool, rescore: bool, cases: bool
+) -> tuple[CaseScope, list[PipelineStage]]:
+    """Which cases run and the stages they run, in pipeline order (none when nothing runs)."""
+    stages: set[PipelineStage] = set()
+    if everything:
+        scope, stages = CaseScope.ALL, set(ALL_STAGES)
+    elif rescore:
+        scope, stages = CaseScope.ALL, set(RESCORE_STAGES)
+    else:
+        scope = CaseScope.LISTED if cases else CaseScope.NONE
+    if cases:
+        stages |= set(ALL_STAGES)
+    if scope is CaseScope.NONE:
+        return scope, []
+    return scope, [s for s in ALL_STAGES if s in stages]
+
+
 def plan_for_paths(
     paths: Iterable[str], *, impact: ImpactConfig, layout: CorpusLayout | None
 ) -> RunPlan:
@@ -302,85 +425,14 @@ def plan_for_paths(
         return RunPlan(
             scope=CaseScope.NONE, reasons=["the PR diff changes no files: nothing to evaluate"]
         )
-    impacts: list[PathImpact] = []
-    everything: list[str] = []  # reasons that call for every case, every stage
-    rescore: list[str] = []
-    listed: dict[str, list[str]] = {}
-    removed: dict[str, list[str]] = {}
-    elsewhere: list[str] = []
-    docs: list[str] = []
-    groups: dict[str, list[str]] = {}
-
-    for path in unique:
-        cls, pattern = impact.classify_path(path)
-        case_id: str | None = None
-        if pattern is None:
-            groups.setdefault("unmatched", []).append(path)
-        elif cls is ImpactClass.DOCS:
-            docs.append(path)
-        elif cls is ImpactClass.JUDGE:
-            groups.setdefault("judge", []).append(path)
-        elif cls is ImpactClass.CORPUS and layout is None:
-            groups.setdefault("corpus-unplaced", []).append(path)
-        elif cls is ImpactClass.CORPUS and layout is not None:
-            case_id = _case_of(path, layout)
-            if case_id is not None and case_id in layout.case_ids:
-                listed.setdefault(case_id, []).append(path)
-            elif case_id is not None:
-                removed.setdefault(case_id, []).append(path)
-            elif path.startswith(layout.root.rstrip("/") + "/"):
-                groups.setdefault("corpus-wide", []).append(path)
-            else:
-                elsewhere.append(path)
-        else:
-            groups.setdefault(cls.value, []).append(path)
-        impacts.append(PathImpact(path=path, impact=cls, glob=pattern, case_id=case_id))
-
-    if groups.get("agent"):
-        everything.append(f"agent changed ({_listing(groups['agent'])}): every case, every stage")
-    if groups.get("pipeline"):
-        everything.append(
-            f"pipeline changed ({_listing(groups['pipeline'])}): every case, every stage"
-        )
-    for path in groups.get("unmatched", []):
-        everything.append(f"{path} matches no impact glob: treated as pipeline (fail safe)")
-    if groups.get("corpus-wide"):
-        everything.append(
-            f"corpus-wide file changed ({_listing(groups['corpus-wide'])}): every case, every stage"
-        )
-    if groups.get("corpus-unplaced"):
-        everything.append(
-            f"corpus changed ({_listing(groups['corpus-unplaced'])}) but the evaluated corpus "
-            "is not inside the repository, so the change cannot be pinned to a case: every case"
-        )
-    if groups.get("judge"):
-        rescore.append(
-            f"judge configuration changed ({_listing(groups['judge'])}): re-score every case "
-            "from recorded observations, no sandbox run"
-        )
-    reasons = everything + rescore
-    for case_id, case_paths in sorted(listed.items()):
-        reasons.append(f"case {case_id} changed ({_listing(case_paths)}): that case, every stage")
-    for case_id in sorted(removed):
-        reasons.append(
-            f"case {case_id} is not in the corpus (removed by this PR?): nothing to run for it"
-        )
-    if elsewhere:
-        where = layout.root if layout else "this corpus"
-        reasons.append(
-            f"change in another corpus ({_listing(elsewhere)}): nothing to run for {where}"
-        )
-
-    stages: set[PipelineStage] = set()
-    if everything:
-        scope, stages = CaseScope.ALL, set(ALL_STAGES)
-    elif rescore:
-        scope, stages = CaseScope.ALL, set(RESCORE_STAGES)
-    else:
-        scope = CaseScope.LISTED if listed else CaseScope.NONE
-    if listed:
-        stages |= set(ALL_STAGES)
-
+    changes = _sort_changes(unique, impact, layout)
+    everything = _everything_reasons(changes.groups)
+    rescore = _rescore_reasons(changes.groups)
+    reasons = everything + rescore + _case_reasons(changes, layout)
+    scope, stages = _scope_and_stages(
+        everything=bool(everything), rescore=bool(rescore), cases=bool(changes.cases)
+    )
+    docs = changes.groups.get("docs")
     if docs:
         only_docs = len(docs) == len(unique)
         reasons.append(
@@ -390,8 +442,8 @@ def plan_for_paths(
         reasons.append("no change affects this corpus: nothing to evaluate")
     return RunPlan(
         scope=scope,
-        case_ids=sorted(listed) if scope is CaseScope.LISTED else [],
-        stages=[s for s in ALL_STAGES if s in stages] if scope is not CaseScope.NONE else [],
+        case_ids=sorted(changes.cases) if scope is CaseScope.LISTED else [],
+        stages=stages,
         reasons=reasons,
-        paths=impacts,
+        paths=changes.impacts,
     )

@@ -8,7 +8,7 @@ canonical JSON, the target's tree hash, the patch size limit, and
 the rules or the validation re-classifies every case). Equal keys give equal
 results, so an earlier run's result for the same key is reused.
 
-Why not the case hash (DESIGN §4): it is computed by hash-corpus, which runs
+Why not the case hash (docs/architecture.md#content-hashes): it is computed by hash-corpus, which runs
 after classify, and it does not cover the classifier's own code. The target
 tree is hashed through the stat cache (``tasks/hash_corpus/_cache.py``), so
 on an unchanged night no file is read for it.

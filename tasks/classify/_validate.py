@@ -1,4 +1,4 @@
-"""Patch validation (DESIGN §8): is this ``bug.patch`` safe and able to inject its bug?
+"""Patch validation (docs/architecture.md#bad-input): is this ``bug.patch`` safe and able to inject its bug?
 
 Checks run cheapest first, so a hostile patch costs as little as possible:
 size (before anything is decoded or parsed), UTF-8, binary content, the
@@ -64,24 +64,25 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _check_name(name: str, *, prefixed: bool, target: Path, file: str, line: int) -> None:
-    """One path named by the patch must land inside ``target`` and not through a symlink."""
-    if name == DEV_NULL and prefixed:
-        return
+def _unprefixed(name: str, *, prefixed: bool, file: str, line: int) -> str:
+    """``name`` without its ``a/`` or ``b/`` prefix; it must name a file by a relative path."""
     if not name:
         raise InputError("a file header names no file", file=file, line=line)
     if name.startswith("/"):
         raise InputError(f"absolute path {name!r}", file=file, line=line)
-    if prefixed:
-        if not name.startswith(("a/", "b/")):
-            raise InputError(
-                f"path {name!r} lacks the a/ or b/ prefix (the patch is applied with -p1)",
-                file=file,
-                line=line,
-            )
-        rel = name[2:]
-    else:
-        rel = name
+    if not prefixed:
+        return name
+    if not name.startswith(("a/", "b/")):
+        raise InputError(
+            f"path {name!r} lacks the a/ or b/ prefix (the patch is applied with -p1)",
+            file=file,
+            line=line,
+        )
+    return name[2:]
+
+
+def _segments(name: str, rel: str, *, file: str, line: int) -> list[str]:
+    """The segments of ``rel``, which must be relative, with no ``..`` and no ``.git``."""
     parts = rel.split("/")
     if rel.startswith("/"):
         raise InputError(f"absolute path {rel!r} after the prefix", file=file, line=line)
@@ -91,6 +92,11 @@ def _check_name(name: str, *, prefixed: bool, target: Path, file: str, line: int
         # A .git folder written into the target would turn it into a repository
         # whose config git (run in the target) obeys.
         raise InputError(f"path {name!r} writes into a .git folder", file=file, line=line)
+    return parts
+
+
+def _check_no_symlink(name: str, parts: list[str], *, target: Path, file: str, line: int) -> None:
+    """No part of the path that exists in ``target`` is a symbolic link."""
     current = target
     for part in parts:
         if part in ("", "."):
@@ -105,6 +111,15 @@ def _check_name(name: str, *, prefixed: bool, target: Path, file: str, line: int
             )
         if not current.exists():
             break
+
+
+def _check_name(name: str, *, prefixed: bool, target: Path, file: str, line: int) -> None:
+    """One path named by the patch must land inside ``target`` and not through a symlink."""
+    if name == DEV_NULL and prefixed:
+        return
+    rel = _unprefixed(name, prefixed=prefixed, file=file, line=line)
+    parts = _segments(name, rel, file=file, line=line)
+    _check_no_symlink(name, parts, target=target, file=file, line=line)
     if not (target / rel).resolve().is_relative_to(target):
         raise InputError(f"path {name!r} resolves outside the target", file=file, line=line)
 

@@ -1,4 +1,4 @@
-"""Stage 4, flake update: fold a run's executions into the flake ledger (DESIGN §5).
+"""Stage 4, flake update: fold a run's executions into the flake ledger (docs/ledger.md#flakes).
 
 A test is flaky when it both passes and fails on identical content. The
 stage returns rows; the flow writes them in one bulk write. docs/ledger.md

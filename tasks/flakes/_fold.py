@@ -4,7 +4,7 @@ Pure functions over :class:`~bughunt.models.Observation` and
 :class:`~bughunt.models.FlakeRecord`; nothing here opens the ledger. The
 rules (docs/ledger.md, "Flakes", gives the reasoning):
 
-- A key is (case_hash, agent_version, test_hash, tree, image_id) (DESIGN §5):
+- A key is (case_hash, agent_version, test_hash, tree, image_id) (docs/ledger.md#flakes):
   other content is another key, never a flip.
 - Only pass and fail decide. error / timeout / unknown are counted in ``runs``
   and ``undecided`` and neither make nor break a flip or a streak.
@@ -30,7 +30,7 @@ DECIDED = frozenset({Status.PASS, Status.FAIL})
 
 @dataclass(frozen=True, slots=True, order=True)
 class FlakeKey:
-    """Identity of a test in the flake ledger (DESIGN §5)."""
+    """Identity of a test in the flake ledger (docs/ledger.md#flakes)."""
 
     case_hash: str
     agent_version: str
@@ -121,6 +121,120 @@ def flake_state(record: FlakeRecord, thresholds: FlakeThresholds) -> FlakeState:
     return FlakeState.SUSPECTED
 
 
+@dataclass(slots=True)
+class _Tally:
+    """One key's counters while its executions are folded in."""
+
+    first_seen: datetime
+    last_seen: datetime
+    case_id: str | None = None
+    runs: int = 0
+    passes: int = 0
+    fails: int = 0
+    undecided: int = 0
+    flips: int = 0
+    streak: int = 0
+    last_decided: Status | None = None
+    last_decided_at: datetime | None = None
+    last_flip_at: datetime | None = None
+
+    def add(self, e: Observation) -> None:
+        """Count one execution, later than every one counted so far."""
+        self.runs += 1
+        self.first_seen = min(self.first_seen, e.ingested_at)
+        self.last_seen = max(self.last_seen, e.ingested_at)
+        self.case_id = e.case_id or self.case_id
+        if e.status not in DECIDED:
+            self.undecided += 1
+            return
+        if e.status == Status.PASS:
+            self.passes += 1
+        else:
+            self.fails += 1
+        if self.last_decided is not None and e.status != self.last_decided:
+            self.flips += 1
+            self.streak = 1
+            self.last_flip_at = e.ingested_at
+        else:
+            self.streak += 1
+        self.last_decided, self.last_decided_at = e.status, e.ingested_at
+
+
+def _start(previous: FlakeRecord | None, first_seen: datetime) -> _Tally:
+    """The counters before new executions: ``previous``'s, or zeros seen first at ``first_seen``."""
+    if previous is None:
+        return _Tally(first_seen=first_seen, last_seen=first_seen)
+    return _Tally(
+        first_seen=previous.first_seen,
+        last_seen=previous.last_seen,
+        case_id=previous.case_id,
+        runs=previous.runs,
+        passes=previous.passes,
+        fails=previous.fails,
+        undecided=previous.undecided,
+        flips=previous.flips,
+        streak=previous.consecutive_consistent,
+        last_decided=previous.last_decided,
+        last_decided_at=previous.last_decided_at,
+        last_flip_at=previous.last_flip_at,
+    )
+
+
+def _shared_key(previous: FlakeRecord | None, executions: Sequence[Observation]) -> FlakeKey:
+    """The one complete key of ``executions``, which must be ``previous``'s when there is one."""
+    if not executions:
+        raise ValueError("no executions to fold")
+    keys = {flake_key(e) for e in executions}
+    key = keys.pop() if len(keys) == 1 else None
+    if key is None:
+        raise ValueError("executions must share one complete test key")
+    if previous is not None and record_key(previous) != key:
+        raise ValueError("executions are of another key than the previous record")
+    return key
+
+
+def _record(
+    key: FlakeKey,
+    tally: _Tally,
+    *,
+    run: str,
+    last_status: Status,
+    thresholds: FlakeThresholds,
+    now: datetime,
+) -> FlakeRecord:
+    """The ledger row of ``key`` with ``tally``'s counters, its rate, interval and state."""
+    decided = tally.passes + tally.fails
+    minority = min(tally.passes, tally.fails)
+    interval = wilson(minority, decided)
+    record = FlakeRecord(
+        run_id=run,
+        case_hash=key.case_hash,
+        agent_version=key.agent_version,
+        test_hash=key.test_hash,
+        tree=key.tree,
+        image_id=key.image_id,
+        case_id=tally.case_id,
+        runs=tally.runs,
+        passes=tally.passes,
+        fails=tally.fails,
+        undecided=tally.undecided,
+        flips=tally.flips,
+        consecutive_consistent=tally.streak,
+        last_status=last_status,
+        last_decided=tally.last_decided,
+        last_decided_at=tally.last_decided_at,
+        last_flip_at=tally.last_flip_at,
+        first_seen=tally.first_seen,
+        last_seen=tally.last_seen,
+        flake_rate=minority / decided if decided else None,
+        ci_low=interval[0] if interval else None,
+        ci_high=interval[1] if interval else None,
+        state=FlakeState.PASSING,  # replaced just below, from the counters
+        updated_at=now,
+    )
+    return record.model_copy(update={"state": flake_state(record, thresholds)})
+
+
 def fold(
     previous: FlakeRecord | None,
     executions: Sequence[Observation],
@@ -138,89 +252,19 @@ def fold(
     executions, mixed or incomplete keys, a key other than ``previous``'s, a
     new key with no decided execution (it has no record yet), or no run id.
     """
-    if not executions:
-        raise ValueError("no executions to fold")
-    keys = {flake_key(e) for e in executions}
-    key = keys.pop() if len(keys) == 1 else None
-    if key is None:
-        raise ValueError("executions must share one complete test key")
-    if previous is not None and record_key(previous) != key:
-        raise ValueError("executions are of another key than the previous record")
+    key = _shared_key(previous, executions)
     ordered = sorted(executions, key=execution_order)
     if previous is None and not any(e.status in DECIDED for e in ordered):
         raise ValueError("a new key with no decided execution has no record yet")
     run = run_id or ordered[-1].run_id
     if run is None:
         raise ValueError("no run id: pass run_id or give executions a run_id")
-
-    if previous is None:
-        runs = passes = fails = undecided = flips = streak = 0
-        last_decided: Status | None = None
-        last_decided_at: datetime | None = None
-        last_flip_at: datetime | None = None
-        first_seen = last_seen = ordered[0].ingested_at
-        case_id: str | None = None
-    else:
-        runs, passes, fails = previous.runs, previous.passes, previous.fails
-        undecided, flips, streak = (
-            previous.undecided,
-            previous.flips,
-            previous.consecutive_consistent,
-        )
-        last_decided, last_decided_at = previous.last_decided, previous.last_decided_at
-        last_flip_at = previous.last_flip_at
-        first_seen, last_seen, case_id = previous.first_seen, previous.last_seen, previous.case_id
-
+    tally = _start(previous, ordered[0].ingested_at)
     for e in ordered:
-        runs += 1
-        first_seen = min(first_seen, e.ingested_at)
-        last_seen = max(last_seen, e.ingested_at)
-        case_id = e.case_id or case_id
-        if e.status not in DECIDED:
-            undecided += 1
-            continue
-        if e.status == Status.PASS:
-            passes += 1
-        else:
-            fails += 1
-        if last_decided is not None and e.status != last_decided:
-            flips += 1
-            streak = 1
-            last_flip_at = e.ingested_at
-        else:
-            streak += 1
-        last_decided, last_decided_at = e.status, e.ingested_at
-
-    decided = passes + fails
-    minority = min(passes, fails)
-    interval = wilson(minority, decided)
-    record = FlakeRecord(
-        run_id=run,
-        case_hash=key.case_hash,
-        agent_version=key.agent_version,
-        test_hash=key.test_hash,
-        tree=key.tree,
-        image_id=key.image_id,
-        case_id=case_id,
-        runs=runs,
-        passes=passes,
-        fails=fails,
-        undecided=undecided,
-        flips=flips,
-        consecutive_consistent=streak,
-        last_status=ordered[-1].status,
-        last_decided=last_decided,
-        last_decided_at=last_decided_at,
-        last_flip_at=last_flip_at,
-        first_seen=first_seen,
-        last_seen=last_seen,
-        flake_rate=minority / decided if decided else None,
-        ci_low=interval[0] if interval else None,
-        ci_high=interval[1] if interval else None,
-        state=FlakeState.PASSING,  # replaced just below, from the counters
-        updated_at=now,
+        tally.add(e)
+    return _record(
+        key, tally, run=run, last_status=ordered[-1].status, thresholds=thresholds, now=now
     )
-    return record.model_copy(update={"state": flake_state(record, thresholds)})
 
 
 def latest_by_key(records: Iterable[FlakeRecord]) -> dict[FlakeKey, FlakeRecord]:

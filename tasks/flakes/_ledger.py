@@ -1,6 +1,6 @@
 """The flake ledger's read side: current records, the stage's convenience, the CLI's queries.
 
-Everything here only reads (DESIGN §2: the flow process writes the rows the
+Everything here only reads (docs/architecture.md#the-stages: the flow process writes the rows the
 stage returns, in one bulk write).
 """
 

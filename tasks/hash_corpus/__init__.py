@@ -1,4 +1,4 @@
-"""Stage 2, hash-corpus: content hashes of cases and the corpus (DESIGN §4)."""
+"""Stage 2, hash-corpus: content hashes of cases and the corpus (docs/architecture.md#content-hashes)."""
 
 from corpus import CACHE_FILE, HashCache, hash_cache_at, hash_case, hash_corpus, hash_target
 from tasks.hash_corpus._entry import RECORD, HashInputs, HashSettings, run

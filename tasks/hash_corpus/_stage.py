@@ -20,7 +20,7 @@ class CaseHash(BaseModel):
     case_id: str
     """Case folder name."""
     case_hash: str
-    """Content hash (DESIGN §4)."""
+    """Content hash (docs/architecture.md#content-hashes)."""
 
 
 class HashResult(BaseModel):

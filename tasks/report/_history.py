@@ -1,4 +1,4 @@
-"""Past nights, read from the ledger's views for the report's charts (DESIGN §9).
+"""Past nights, read from the ledger's views for the report's charts (docs/ledger.md).
 
 One read-only query per series, each over a view the migrations define:
 ``win_rate_history`` and ``repro_history`` (0007), ``flake_nightly`` (0004),

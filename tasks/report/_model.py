@@ -1,4 +1,4 @@
-"""What the report stage renders: one run's figures, gathered by the flow (DESIGN §2, stage 6).
+"""What the report stage renders: one run's figures, gathered by the flow (docs/architecture.md#the-stages, stage 6).
 
 This model is the contract between the stages and the report; ``summary.json``
 is this model as JSON. Every text that came from an agent or a judge

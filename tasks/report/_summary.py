@@ -28,7 +28,7 @@ from tasks.score import GateDecision, JudgeHealth, ScoreResult, summarize
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
     ReproOutcome.NOT_REPRODUCED: Status.FAIL,
-    ReproOutcome.FLAKY: Status.UNKNOWN,  # flaky is never a pass or a fail (DESIGN §5)
+    ReproOutcome.FLAKY: Status.UNKNOWN,  # flaky is never a pass or a fail (docs/ledger.md#flakes)
     ReproOutcome.ERROR: Status.ERROR,
 }
 

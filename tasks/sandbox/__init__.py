@@ -9,7 +9,7 @@ order; ``sweep`` removes what crashed runs left behind.
 """
 
 from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
-from tasks.sandbox._container import HOSTNAME, TREE_PATH, Limits, RunResult
+from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
 from tasks.sandbox._contract import check_contract, known_checks
 from tasks.sandbox._engine import connect
 from tasks.sandbox._entry import RECORD, SandboxInputs, run
@@ -60,6 +60,7 @@ __all__ = [
     "TEST_FILE",
     "TREE_PATH",
     "CaseTrees",
+    "ExecResult",
     "Executor",
     "ImageBuild",
     "ImageRecipe",
@@ -67,7 +68,6 @@ __all__ = [
     "PairIds",
     "PairResult",
     "RewriteCheck",
-    "RunResult",
     "SandboxEngineError",
     "SandboxImageError",
     "SandboxInputs",

@@ -89,7 +89,7 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class ExecResult:
     """What one execution did."""
 
     exit_code: int | None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from bughunt.models import ContractCheck, ContractStatus, Symptom
 from corpus import Corpus, is_hidden, rewrite_tree
 from ledger import Ledger, arrow_to_rows
-from tasks.sandbox._container import RunResult
+from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._reproduce import derive_seed
@@ -105,7 +105,7 @@ def check_contract(
     clean = read_tree(corpus.config.target)
 
     def suite(files: Files) -> Signature:
-        result: RunResult = executor.run(command, workspace=files, timeout_s=timeout_s)
+        result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
         return suite_signature(result)
 
     rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name)).files

@@ -1,4 +1,4 @@
-"""Errors of the sandbox (DESIGN §7): what a user must fix, and what may pass on retry."""
+"""Errors of the sandbox (docs/sandbox.md): what a user must fix, and what may pass on retry."""
 
 from __future__ import annotations
 

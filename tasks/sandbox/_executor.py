@@ -45,9 +45,9 @@ from tasks.sandbox._container import (
     TREE_PATH,
     UNPACK_FAILED,
     UNPACK_MARKER,
+    ExecResult,
     Limits,
     MiB,
-    RunResult,
     check_command,
     check_timeout,
     container_config,
@@ -197,13 +197,13 @@ class Executor:
         workspace: Workspace | bytes | None = None,
         timeout_s: float = 60.0,
         collect: str | None = None,
-    ) -> RunResult:
+    ) -> ExecResult:
         """Run ``command`` in ``/work`` over a fresh copy of ``workspace``, killed at ``timeout_s``.
 
         ``workspace`` may be a packed tar (:func:`pack_workspace`) to skip
         packing the same tree again. ``collect`` names a file the command is
         to leave behind: it is read from the container after the command has
-        ended (at most ``limits.output_cap_bytes``) into ``RunResult.collected``.
+        ended (at most ``limits.output_cap_bytes``) into ``ExecResult.collected``.
         """
         argv = check_command(command)
         deadline_s = check_timeout(timeout_s)
@@ -223,7 +223,7 @@ class Executor:
 
     def _exec(
         self, container: Any, argv: list[str], payload: bytes, timeout_s: float, collect: str | None
-    ) -> RunResult:
+    ) -> ExecResult:
         api = self._client.api
         entry = ["sh", "-c", _ENTRY, "sh", f"{timeout_s:g}", *argv]
         exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
@@ -298,7 +298,7 @@ def _result(
     capture: OutputCapture,
     timeout_s: float,
     limits: Limits,
-) -> RunResult:
+) -> ExecResult:
     text = capture.text()
     error: str | None = None
     if timed_out:
@@ -310,7 +310,7 @@ def _result(
         error = "the workspace could not be unpacked into the scratch space"
     elif exit_code is None:
         error = "the engine reported no exit code for the execution"
-    return RunResult(
+    return ExecResult(
         exit_code=exit_code,
         timed_out=timed_out,
         oom_killed=oom,
@@ -321,7 +321,7 @@ def _result(
     )
 
 
-def _with_collected(result: RunResult, collected: bytes) -> RunResult:
+def _with_collected(result: ExecResult, collected: bytes) -> ExecResult:
     return dataclasses.replace(result, collected=collected)
 
 
@@ -336,7 +336,7 @@ def run_once(
     network: bool = False,
     env: Mapping[str, str] | None = None,
     client: Any | None = None,
-) -> RunResult:
+) -> ExecResult:
     """Run one command in a fresh hardened container over a copy of ``workspace``, then remove it.
 
     The command starts in ``/work`` (a tmpfs copy of the workspace). At

@@ -1,4 +1,4 @@
-"""The sandbox image (DESIGN §7): find it by its recipe-hash tag, or build it.
+"""The sandbox image (docs/sandbox.md): find it by its recipe-hash tag, or build it.
 
 Where no registry can be reached the image is built from a Debian root
 filesystem made by ``debootstrap`` and imported into the engine

@@ -153,27 +153,37 @@ def pump(
                 _drain(raw, sink)
                 return True
             for _key, mask in ready:
-                if mask & selectors.EVENT_READ:
-                    try:
-                        data = raw.recv(_CHUNK)
-                    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
-                        data = None
-                    except ConnectionResetError:
-                        return True
-                    if data is not None:
-                        if not data:
-                            return True
-                        sink(data)
+                if mask & selectors.EVENT_READ and _read_ready(raw, sink):
+                    return True
                 if mask & selectors.EVENT_WRITE and sent < len(view):
-                    try:
-                        sent += raw.send(view[sent : sent + _CHUNK])
-                    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
-                        continue
-                    except (BrokenPipeError, ConnectionResetError):
-                        sent = len(view)
+                    sent = _send_ready(raw, view, sent)
                     if sent >= len(view):
                         _close_write(raw)
                         selector.modify(raw, selectors.EVENT_READ)
+
+
+def _read_ready(raw: socket.socket, sink: Callable[[bytes], None]) -> bool:
+    """Pass one read's bytes to ``sink``; True at end of stream or when the peer reset it."""
+    try:
+        data = raw.recv(_CHUNK)
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        return False
+    except ConnectionResetError:
+        return True
+    if not data:
+        return True
+    sink(data)
+    return False
+
+
+def _send_ready(raw: socket.socket, view: memoryview, sent: int) -> int:
+    """Send the chunk of ``view`` after ``sent``; the new count, or all of it if the peer left."""
+    try:
+        return sent + raw.send(view[sent : sent + _CHUNK])
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+        return sent
+    except (BrokenPipeError, ConnectionResetError):
+        return len(view)
 
 
 def _drain(raw: socket.socket, sink: Callable[[bytes], None]) -> None:

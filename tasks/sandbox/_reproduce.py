@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugReport, Observation, ReproOutcome, Status, Symptom, Tree, utcnow
-from tasks.sandbox._container import Limits, RunResult
+from tasks.sandbox._container import ExecResult, Limits
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._trees import Files
 from tasks.sandbox._workspace import pack_workspace
@@ -51,7 +51,7 @@ def outer_deadline(test_timeout_s: float) -> float:
     return 2 * test_timeout_s + 10
 
 
-def pytest_seconds(result: RunResult) -> float:
+def pytest_seconds(result: ExecResult) -> float:
     """pytest's own time for the session when it printed one, else the execution's wall time."""
     tail = result.output.rstrip().splitlines()[-1:] or [""]
     match = _PYTEST_TIME.search(tail[0])
@@ -105,7 +105,7 @@ def schedule(repeats: int, rewrite_repeats: int, seed: int) -> list[Slot]:
     return slots
 
 
-def execution_status(result: RunResult, timeout_s: float) -> tuple[Status, str | None]:
+def execution_status(result: ExecResult, timeout_s: float) -> tuple[Status, str | None]:
     """pytest's exit → pass (0) / fail (1); anything else is error or timeout, with the reason.
 
     ``timeout_s`` is the per-test deadline: a test pytest-timeout stopped there
@@ -262,7 +262,7 @@ def _payloads(trees: CaseTrees, test: bytes, limits: Limits) -> dict[tuple[Tree,
 def _observation(
     ids: PairIds,
     slot: Slot,
-    result: RunResult,
+    result: ExecResult,
     test_hash: str,
     timeout_s: float,
     position: int,

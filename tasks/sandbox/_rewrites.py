@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 
 from corpus import rewrite_tree
-from tasks.sandbox._container import RunResult
+from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._reproduce import CaseTrees, derive_seed
 from tasks.sandbox._trees import Files
@@ -41,7 +41,7 @@ def case_trees(buggy: Files, clean: Files, *, seed: int, case_id: str, enabled: 
     )
 
 
-def suite_signature(result: RunResult) -> tuple[str, frozenset[str]]:
+def suite_signature(result: ExecResult) -> tuple[str, frozenset[str]]:
     """What a run of the target's suite showed: how it ended, and which tests failed."""
     if result.timed_out:
         return "timeout", frozenset()
@@ -83,5 +83,5 @@ class RewriteCheck:
                 )
         return None
 
-    def _run(self, executor: Executor, files: Files) -> RunResult:
+    def _run(self, executor: Executor, files: Files) -> ExecResult:
         return executor.run(list(self.test_command), workspace=files, timeout_s=self.timeout_s)

@@ -294,7 +294,7 @@ def _jobs(
             buggy = apply_patch(
                 corpus.config.target, case.patch, file=corpus.relative(case.patch_path)
             )
-        except Exception as exc:  # a bad case costs only itself (DESIGN §8)
+        except Exception as exc:  # a bad case costs only itself (docs/architecture.md#bad-input)
             reason = getattr(exc, "message", str(exc))
             for agent in agents:
                 failed.append(

@@ -2,7 +2,7 @@
 
 Pure: no Docker. The tar is deterministic (sorted entries, fixed owner,
 modes and times), so the same content gives the same bytes on any host, and
-nothing in it can point outside the workspace (DESIGN §8).
+nothing in it can point outside the workspace (docs/architecture.md#bad-input).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 5, score: the outcome contract, judging and statistics (DESIGN §3, §6)."""
+"""Stage 5, score: the outcome contract, judging and statistics (docs/outcome-contract.md, docs/judges.md)."""
 
 from tasks.score._cache import ledger_lookup
 from tasks.score._corpus_probe import CorpusProbeResult, latest_outcomes, probe_corpus

@@ -1,4 +1,4 @@
-"""The PR gate (DESIGN §10, issue [8]): pass, regression, review_failed, nothing_to_evaluate.
+"""The PR gate (docs/operations.md, issue [8]): pass, regression, review_failed, nothing_to_evaluate.
 
 It keeps two things apart: a *finding* (the candidate is judged worse, or
 reproduces fewer bugs, with significance) and a *failure to review* (too many
@@ -89,6 +89,70 @@ def reproduction_test(
     return lost, won, sign_test(won, lost)
 
 
+def _unrun_problem(
+    baseline_repro: Mapping[str, ReproOutcome],
+    candidate_repro: Mapping[str, ReproOutcome],
+    thresholds: GateThresholds,
+) -> str | None:
+    """Why the review failed on reproductions, when too many could not be run."""
+    cases = max(1, len(candidate_repro))
+    unrun = sum(1 for o in candidate_repro.values() if o is ReproOutcome.ERROR)
+    unrun += sum(1 for o in baseline_repro.values() if o is ReproOutcome.ERROR)
+    if unrun / (2 * cases) > thresholds.max_unreviewed:
+        return f"{unrun} of {2 * cases} reproductions could not be run or had no usable report"
+    return None
+
+
+def _unjudged_problem(
+    score: ScoreSummary | None, judge_degraded: bool, thresholds: GateThresholds
+) -> str | None:
+    """Why the review failed on judging, when too many pairs went unjudged or the breaker opened."""
+    if score is None or not score.pairs:
+        return None
+    share = score.unscored / score.pairs
+    if not (share > thresholds.max_unreviewed or judge_degraded):
+        return None
+    why = [f"{score.unscored} of {score.pairs} pairs could not be judged"]
+    if judge_degraded:
+        why.append("the judge's circuit breaker opened")
+    return " and ".join(why)
+
+
+def _judge_finding(score: ScoreSummary | None, thresholds: GateThresholds) -> str | None:
+    """The finding that the judge prefers the baseline with significance, when it does."""
+    if score is None or score.sign_test_p is None:
+        return None
+    if not (score.baseline_wins > score.candidate_wins and score.sign_test_p < thresholds.alpha):
+        return None
+    return (
+        f"the judge prefers the baseline in {score.baseline_wins} of {score.decisive} "
+        f"decisive pairs (sign test p = {score.sign_test_p:.3g} < {thresholds.alpha})"
+    )
+
+
+def _repro_finding(lost: int, won: int, p: float | None, thresholds: GateThresholds) -> str | None:
+    """The finding that the candidate reproduces fewer bugs with significance, when it does."""
+    if p is not None and lost > won and p < thresholds.alpha:
+        return (
+            f"the candidate stops reproducing {lost} bugs the baseline reproduces and gains {won} "
+            f"(paired exact test p = {p:.3g} < {thresholds.alpha})"
+        )
+    return None
+
+
+def _pass_message(score: ScoreSummary | None, won: int, lost: int) -> str:
+    """What a reviewer reads when the gate passes: wins, ties and reproductions."""
+    parts = []
+    if score is not None:
+        rate = f"{score.win_rate:.0%}" if score.win_rate is not None else "no decisive pair"
+        parts.append(
+            f"candidate wins {score.candidate_wins} of {score.decisive} decisive pairs ({rate}), "
+            f"{score.ties} ties, {score.unscored} unscored"
+        )
+    parts.append(f"reproduction: {won} cases gained, {lost} lost")
+    return "PASS: no significant regression — " + "; ".join(parts) + "."
+
+
 def decide_gate(
     *,
     planned_cases: int,
@@ -103,21 +167,14 @@ def decide_gate(
         return _decide(
             GateOutcome.NOTHING_TO_EVALUATE, "Nothing to evaluate: the plan selects no case."
         )
-    cases = max(1, len(candidate_repro))
-    unrun = sum(1 for o in candidate_repro.values() if o is ReproOutcome.ERROR)
-    unrun += sum(1 for o in baseline_repro.values() if o is ReproOutcome.ERROR)
-    problems = []
-    if unrun / (2 * cases) > thresholds.max_unreviewed:
-        problems.append(
-            f"{unrun} of {2 * cases} reproductions could not be run or had no usable report"
+    problems = [
+        problem
+        for problem in (
+            _unrun_problem(baseline_repro, candidate_repro, thresholds),
+            _unjudged_problem(score, judge_degraded, thresholds),
         )
-    if score is not None and score.pairs:
-        share = score.unscored / score.pairs
-        if share > thresholds.max_unreviewed or judge_degraded:
-            why = [f"{score.unscored} of {score.pairs} pairs could not be judged"]
-            if judge_degraded:
-                why.append("the judge's circuit breaker opened")
-            problems.append(" and ".join(why))
+        if problem is not None
+    ]
     if problems:
         return _decide(
             GateOutcome.REVIEW_FAILED,
@@ -126,33 +183,12 @@ def decide_gate(
             + "; ".join(problems)
             + ". Re-run when the judge and sandbox are healthy.",
         )
-    findings = []
-    judged_worse = (
-        score is not None
-        and score.sign_test_p is not None
-        and score.baseline_wins > score.candidate_wins
-        and score.sign_test_p < thresholds.alpha
-    )
-    if judged_worse:
-        assert score is not None and score.sign_test_p is not None
-        findings.append(
-            f"the judge prefers the baseline in {score.baseline_wins} of {score.decisive} "
-            f"decisive pairs (sign test p = {score.sign_test_p:.3g} < {thresholds.alpha})"
-        )
     lost, won, p = reproduction_test(baseline_repro, candidate_repro)
-    if p is not None and lost > won and p < thresholds.alpha:
-        findings.append(
-            f"the candidate stops reproducing {lost} bugs the baseline reproduces and gains {won} "
-            f"(paired exact test p = {p:.3g} < {thresholds.alpha})"
-        )
+    findings = [
+        finding
+        for finding in (_judge_finding(score, thresholds), _repro_finding(lost, won, p, thresholds))
+        if finding is not None
+    ]
     if findings:
         return _decide(GateOutcome.REGRESSION, "REGRESSION: " + "; ".join(findings) + ".")
-    parts = []
-    if score is not None:
-        rate = f"{score.win_rate:.0%}" if score.win_rate is not None else "no decisive pair"
-        parts.append(
-            f"candidate wins {score.candidate_wins} of {score.decisive} decisive pairs ({rate}), "
-            f"{score.ties} ties, {score.unscored} unscored"
-        )
-    parts.append(f"reproduction: {won} cases gained, {lost} lost")
-    return _decide(GateOutcome.PASS, "PASS: no significant regression — " + "; ".join(parts) + ".")
+    return _decide(GateOutcome.PASS, _pass_message(score, won, lost))

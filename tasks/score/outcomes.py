@@ -1,11 +1,11 @@
-"""The outcome contract (DESIGN §3): records in, a summary out, no silent choices.
+"""The outcome contract (docs/outcome-contract.md): records in, a summary out, no silent choices.
 
 Pure functions over :class:`~bughunt.models.Observation`. Every choice has a
 reason; where there is none (two records of one identity that disagree on an
 outcome field) nothing is chosen: the identity is disputed and every variant
 is shown with where it came from.
 
-Decisions taken where §3 leaves room (docs/outcome-contract.md explains them):
+Decisions taken where the contract leaves room (docs/outcome-contract.md explains them):
 
 - Outcome fields are ``status``, ``case_hash``, ``agent_version``, ``kind``,
   and also ``case_id`` and ``run_id``: a record id re-delivered for another
@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -140,7 +141,7 @@ class ObservationCounts(_Out):
 
 
 class OutcomeSummary(_Out):
-    """The summary of DESIGN §3; JSON keys are stable (others may be added)."""
+    """The summary of the outcome contract (docs/outcome-contract.md); JSON keys are stable (others may be added)."""
 
     pass_rate: float | None
     """Passed cases / (passed + failed cases); null when no case is decided, never 0."""
@@ -233,91 +234,140 @@ def _unscored_reason(statuses: Sequence[Status]) -> str:
     return f"no decided observation (pass or fail): {parts}"
 
 
+def _by_identity(records: Iterable[Observation]) -> tuple[dict[str, list[Observation]], int]:
+    """Records grouped by identity, in the order identities first appear, and how many records."""
+    by_identity: dict[str, list[Observation]] = defaultdict(list)
+    total_records = 0
+    for rec in records:
+        by_identity[identity_of(rec)].append(rec)
+        total_records += 1
+    return by_identity, total_records
+
+
+@dataclass(slots=True)
+class _Identities:
+    """What the identities add up to: counts, disputes and each case's undisputed statuses."""
+
+    replays: int = 0
+    variants: int = 0
+    conflicting: int = 0
+    unknown: int = 0
+    obs_pass: int = 0
+    obs_fail: int = 0
+    disputed: list[Disputed] = field(default_factory=list)
+    case_statuses: dict[str, list[Status]] = field(default_factory=lambda: defaultdict(list))
+    """Case → statuses of its undisputed observations (a disputed case is present too)."""
+    disputed_cases: set[str] = field(default_factory=set)
+
+    def add_disputed(self, ident: str, group: list[Observation]) -> None:
+        """Count an identity whose records disagree: every record shown, every case disputed."""
+        self.conflicting += len(group)
+        cases = sorted({case_of(r) for r in group})
+        self.disputed_cases.update(cases)
+        for case in cases:
+            self.case_statuses.setdefault(case, [])
+        self.disputed.append(
+            Disputed(
+                identity=ident,
+                case_ids=cases,
+                variants=sorted((_variant(r) for r in group), key=_variant_key),
+            )
+        )
+
+    def add_kept(self, group: list[Observation]) -> None:
+        """Count an identity whose records agree: one observation, the rest replays or variants."""
+        distinct_annotations = len({_annotation(r) for r in group})
+        self.variants += distinct_annotations - 1
+        self.replays += len(group) - distinct_annotations
+        rec = group[0]
+        self.case_statuses[case_of(rec)].append(rec.status)
+        if rec.status is Status.UNKNOWN:
+            self.unknown += 1
+        elif rec.status is Status.PASS:
+            self.obs_pass += 1
+        elif rec.status is Status.FAIL:
+            self.obs_fail += 1
+
+
+def _tally(by_identity: dict[str, list[Observation]]) -> _Identities:
+    """Each identity counted as disputed (its records disagree on an outcome) or kept."""
+    tally = _Identities()
+    for ident, group in by_identity.items():
+        if len({_outcome(r) for r in group}) > 1:
+            tally.add_disputed(ident, group)
+        else:
+            tally.add_kept(group)
+    return tally
+
+
+def _case_state(statuses: Sequence[Status], *, disputed: bool) -> CaseState:
+    """A case's state from its undisputed statuses and whether an identity of it is disputed."""
+    decided = {s for s in statuses if s in DECIDED}
+    if disputed:
+        return CaseState.DISPUTED
+    if decided == {Status.PASS}:
+        return CaseState.PASS
+    if decided == {Status.FAIL}:
+        return CaseState.FAIL
+    if decided:
+        return CaseState.MIXED
+    return CaseState.UNSCORED
+
+
+def _case_states(
+    case_statuses: dict[str, list[Status]], disputed_cases: set[str]
+) -> tuple[dict[str, CaseState], list[Unscored]]:
+    """Every case's state, and the unscored cases with their reasons."""
+    states: dict[str, CaseState] = {}
+    unscored: list[Unscored] = []
+    for case, statuses in case_statuses.items():
+        states[case] = _case_state(statuses, disputed=case in disputed_cases)
+        if states[case] is CaseState.UNSCORED:
+            unscored.append(Unscored(case_id=case, reason=_unscored_reason(sorted(statuses))))
+    return states, unscored
+
+
+def _pass_rate_bounds(count: dict[CaseState, int]) -> tuple[float, float] | None:
+    """The pass rate if every mixed and disputed case failed, and if every one passed."""
+    passed = count[CaseState.PASS]
+    undecidable = count[CaseState.MIXED] + count[CaseState.DISPUTED]
+    bound_n = passed + count[CaseState.FAIL] + undecidable
+    return (passed / bound_n, (passed + undecidable) / bound_n) if bound_n else None
+
+
+def _null_reasons(
+    count: dict[CaseState, int], tally: _Identities, *, any_records: bool
+) -> dict[str, str]:
+    """Why each rate that is null is null, keyed by the rate's name."""
+    null_reasons: dict[str, str] = {}
+    if count[CaseState.PASS] + count[CaseState.FAIL] == 0:
+        null_reasons["pass_rate"] = (
+            f"no case passed or failed outright ({count[CaseState.UNSCORED]} unscored, "
+            f"{count[CaseState.MIXED]} mixed, {count[CaseState.DISPUTED]} disputed)"
+        )
+    if tally.obs_pass + tally.obs_fail == 0:
+        null_reasons["observation_pass_rate"] = (
+            "no undisputed observation passed or failed" if any_records else "no records"
+        )
+    return null_reasons
+
+
 def summarize(records: Iterable[Observation]) -> OutcomeSummary:
     """Apply the outcome contract to ``records`` (any order; duplicates welcome).
 
     The result does not depend on the order of ``records`` nor, apart from the
     notes shown beside disputed variants, on their annotations.
     """
-    by_identity: dict[str, list[Observation]] = defaultdict(list)
-    total_records = 0
-    for rec in records:
-        by_identity[identity_of(rec)].append(rec)
-        total_records += 1
-
-    replays = variants = conflicting = unknown = 0
-    disputed: list[Disputed] = []
-    # case -> statuses of its undisputed observations; cases with a disputed identity
-    case_statuses: dict[str, list[Status]] = defaultdict(list)
-    disputed_cases: set[str] = set()
-    obs_pass = obs_fail = 0
-
-    for ident, group in by_identity.items():
-        outcomes = {_outcome(r) for r in group}
-        if len(outcomes) > 1:
-            conflicting += len(group)
-            cases = sorted({case_of(r) for r in group})
-            disputed_cases.update(cases)
-            for case in cases:
-                case_statuses.setdefault(case, [])
-            disputed.append(
-                Disputed(
-                    identity=ident,
-                    case_ids=cases,
-                    variants=sorted((_variant(r) for r in group), key=_variant_key),
-                )
-            )
-            continue
-        distinct_annotations = len({_annotation(r) for r in group})
-        variants += distinct_annotations - 1
-        replays += len(group) - distinct_annotations
-        rec = group[0]
-        case_statuses[case_of(rec)].append(rec.status)
-        if rec.status is Status.UNKNOWN:
-            unknown += 1
-        elif rec.status is Status.PASS:
-            obs_pass += 1
-        elif rec.status is Status.FAIL:
-            obs_fail += 1
-
-    states: dict[str, CaseState] = {}
-    unscored: list[Unscored] = []
-    for case, statuses in case_statuses.items():
-        decided = {s for s in statuses if s in DECIDED}
-        if case in disputed_cases:
-            states[case] = CaseState.DISPUTED
-        elif decided == {Status.PASS}:
-            states[case] = CaseState.PASS
-        elif decided == {Status.FAIL}:
-            states[case] = CaseState.FAIL
-        elif decided:
-            states[case] = CaseState.MIXED
-        else:
-            states[case] = CaseState.UNSCORED
-            unscored.append(Unscored(case_id=case, reason=_unscored_reason(sorted(statuses))))
-
+    by_identity, total_records = _by_identity(records)
+    tally = _tally(by_identity)
+    states, unscored = _case_states(tally.case_statuses, tally.disputed_cases)
     count = {state: sum(1 for s in states.values() if s is state) for state in CaseState}
     passed, failed = count[CaseState.PASS], count[CaseState.FAIL]
-    undecidable = count[CaseState.MIXED] + count[CaseState.DISPUTED]
-    bound_n = passed + failed + undecidable
-    bounds = (passed / bound_n, (passed + undecidable) / bound_n) if bound_n else None
-
-    null_reasons: dict[str, str] = {}
-    if passed + failed == 0:
-        null_reasons["pass_rate"] = (
-            f"no case passed or failed outright ({count[CaseState.UNSCORED]} unscored, "
-            f"{count[CaseState.MIXED]} mixed, {count[CaseState.DISPUTED]} disputed)"
-        )
-    if obs_pass + obs_fail == 0:
-        null_reasons["observation_pass_rate"] = (
-            "no undisputed observation passed or failed" if by_identity else "no records"
-        )
-
     return OutcomeSummary(
         pass_rate=rate(passed, passed + failed),
         pass_rate_ci=wilson(passed, passed + failed),
-        pass_rate_bounds=bounds,
-        observation_pass_rate=rate(obs_pass, obs_pass + obs_fail),
+        pass_rate_bounds=_pass_rate_bounds(count),
+        observation_pass_rate=rate(tally.obs_pass, tally.obs_pass + tally.obs_fail),
         cases=CaseCounts(
             total=len(states),
             pass_=passed,
@@ -329,13 +379,13 @@ def summarize(records: Iterable[Observation]) -> OutcomeSummary:
         observations=ObservationCounts(
             records=total_records,
             kept=len(by_identity),
-            replays=replays,
-            annotation_variants=variants,
-            conflicting_records=conflicting,
-            unknown=unknown,
+            replays=tally.replays,
+            annotation_variants=tally.variants,
+            conflicting_records=tally.conflicting,
+            unknown=tally.unknown,
         ),
-        disputed=sorted(disputed, key=lambda d: d.identity),
+        disputed=sorted(tally.disputed, key=lambda d: d.identity),
         unscored=sorted(unscored, key=lambda u: u.case_id),
         case_states=dict(sorted(states.items())),
-        null_reasons=null_reasons,
+        null_reasons=_null_reasons(count, tally, any_records=bool(by_identity)),
     )

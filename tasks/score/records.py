@@ -1,6 +1,6 @@
 """Reading outcome records from files (JSON Lines or a JSON array) into observations.
 
-A bad line costs only itself (DESIGN §8): it becomes a :class:`BadLine` naming
+A bad line costs only itself (docs/architecture.md#bad-input): it becomes a :class:`BadLine` naming
 ``file:line`` and the reason, and the other lines of the file are read. What
 the caller does with bad lines (keep the rest, or store nothing: ``--strict``)
 is the caller's choice.

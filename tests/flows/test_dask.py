@@ -1,4 +1,4 @@
-"""The same flows on prefect-dask's DaskTaskRunner: a local cluster of worker processes (DESIGN §10)."""
+"""The same flows on prefect-dask's DaskTaskRunner: a local cluster of worker processes (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from flows.pr import pr_flow
 from ledger import Ledger
 from tests.flows.minicorpus import build_minicorpus
 
-STAGE_FUNCTIONS = {"classify_task", "hash_task", "sandbox_task", "flake_task", "score_task"}
-"""The stage tasks' function names: the prefix of their Dask task keys."""
+STAGE_FUNCTIONS = {"classify", "hash_corpus", "sandbox", "flake_update", "score", "report"}
+"""The stage tasks' function names (the stage names): the prefix of their Dask task keys."""
 
 
 def _run_rows(store: Ledger, run_id: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""prefect.yaml's deployments on a real Prefect server and process worker (DESIGN §10).
+"""prefect.yaml's deployments on a real Prefect server and process worker (docs/operations.md).
 
 One server per module (PREFECT_HOME in a temporary folder, 127.0.0.1 on a
 free port, its cron scheduler off so nothing starts unasked); the worker runs

@@ -1,4 +1,4 @@
-"""The demo corpus's flaky reproduction test is flagged after a few nightly runs (DESIGN §5)."""
+"""The demo corpus's flaky reproduction test is flagged after a few nightly runs (docs/ledger.md#flakes)."""
 
 from __future__ import annotations
 

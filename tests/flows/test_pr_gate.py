@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bughunt.models import ReproOutcome
-from flows import RunParams, pr_flow
+from flows import RunParams, RunResult, pr_flow
 from tasks.score import GateOutcome
 from tests.flows.corpora import broken_reports, case_diff, copied_reports, mini_corpus, path_diff
 from tests.judging.judges.openai_server import OpenAIServer, error
@@ -25,7 +26,9 @@ SEVEN = [
 ]
 
 
-def run_pr(tmp_path: Path, corpus: Path, diff: bytes, **kw: object):  # type: ignore[no-untyped-def]
+def run_pr(
+    tmp_path: Path, corpus: Path, diff: bytes, fail_on_gate: bool = False, **kw: Any
+) -> RunResult:
     diff_file = tmp_path / "pr.diff"
     diff_file.write_bytes(diff)
     params = RunParams(
@@ -36,7 +39,7 @@ def run_pr(tmp_path: Path, corpus: Path, diff: bytes, **kw: object):  # type: ig
         probe_pairs=0,
         **kw,
     )
-    return pr_flow(diff=str(diff_file), params=params)
+    return pr_flow(diff=str(diff_file), params=params, fail_on_gate=fail_on_gate)
 
 
 def test_docs_only_change_is_nothing_to_evaluate(tmp_path: Path) -> None:

@@ -25,29 +25,29 @@ DATETIMES = st.datetimes(
 )
 
 
+_SCALARS: dict[Any, st.SearchStrategy[Any]] = {
+    type(None): st.none(),
+    bool: st.booleans(),
+    int: st.integers(-(2**63), 2**63 - 1),
+    float: st.floats(allow_nan=False, allow_infinity=False),
+    str: TEXT,
+    datetime: DATETIMES,
+}
+
+
 def for_type(tp: Any) -> st.SearchStrategy[Any]:
     """A strategy for one field annotation (the subset the row models use)."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         return st.one_of(*(for_type(a) for a in typing.get_args(tp)))
-    if tp is type(None):
-        return st.none()
     if origin is dict:
         return st.dictionaries(TEXT, JSON, max_size=4)
     if origin is list:
         return st.lists(for_type(typing.get_args(tp)[0]), max_size=4)
     if isinstance(tp, type) and issubclass(tp, Enum):
         return st.sampled_from(list(tp))
-    if tp is bool:
-        return st.booleans()
-    if tp is int:
-        return st.integers(-(2**63), 2**63 - 1)
-    if tp is float:
-        return st.floats(allow_nan=False, allow_infinity=False)
-    if tp is str:
-        return TEXT
-    if tp is datetime:
-        return DATETIMES
+    if tp in _SCALARS:
+        return _SCALARS[tp]
     raise TypeError(f"no strategy for {tp!r}")
 
 

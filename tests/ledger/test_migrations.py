@@ -47,7 +47,7 @@ def test_migrate_twice_changes_nothing(ledger_path: Path) -> None:
 
 
 def test_every_row_table_exists(ledger: Ledger) -> None:
-    """The seven append-only tables of DESIGN §9 exist after migration."""
+    """The seven append-only tables of the ledger (docs/ledger.md) exist after migration."""
     names = {
         r["table_name"] for r in ledger.query("SELECT table_name FROM information_schema.tables")
     }

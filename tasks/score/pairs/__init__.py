@@ -1,4 +1,4 @@
-"""Scoring real candidate-vs-baseline report pairs (DESIGN §6.2, §6.4).
+"""Scoring real candidate-vs-baseline report pairs (docs/judge-bias.md#strategies, docs/judge-bias.md#metrics).
 
 Pure functions: the calls each verdict needs, the fold of a pair's calls into
 one verdict, and the summary (win rate over decisive pairs with a Wilson

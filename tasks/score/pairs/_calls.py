@@ -31,7 +31,7 @@ class JudgeRef(_Frozen):
 
 
 class StrategyConfig(_Frozen):
-    """How real pairs are judged (DESIGN §6.2); the default is ``swap``."""
+    """How real pairs are judged (docs/judge-bias.md#strategies); the default is ``swap``."""
 
     strategy: Strategy = Strategy.SWAP
     """Strategy of every pair."""

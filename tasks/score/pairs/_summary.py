@@ -1,6 +1,6 @@
 """Scoring real report pairs (the score stage): verdicts and the candidate's win rate.
 
-The unit of evidence is the pair (DESIGN §6.4): each pair's calls are folded
+The unit of evidence is the pair (docs/judge-bias.md#metrics): each pair's calls are folded
 into one verdict first, so repeating calls never narrows an interval.
 
 Per pair set (and per bug category): candidate win rate over decisive pairs

@@ -1,4 +1,4 @@
-"""Intervals over pairs: Wilson and MOVER-Wilson (DESIGN §6.4)."""
+"""Intervals over pairs: Wilson and MOVER-Wilson (docs/judge-bias.md#metrics)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The simulated judge backend speaks the Judge protocol (DESIGN §6, §6.3)."""
+"""The simulated judge backend speaks the Judge protocol (docs/judges.md, docs/judge-bias.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The simulated judge's scoring rule (DESIGN §6.3)."""
+"""The simulated judge's scoring rule (docs/judge-bias.md)."""
 
 from __future__ import annotations
 

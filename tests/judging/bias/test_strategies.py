@@ -1,4 +1,4 @@
-"""Strategies: the vote rules and their exact distributions (DESIGN §6.2)."""
+"""Strategies: the vote rules and their exact distributions (docs/judge-bias.md#strategies)."""
 
 from __future__ import annotations
 

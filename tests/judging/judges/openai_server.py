@@ -150,11 +150,9 @@ class OpenAIServer:
                 if self.path != CHAT_PATH:
                     self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
                     return
-                try:
-                    body: Any = json.loads(raw)
-                except ValueError:
-                    body = raw.decode("utf-8", "replace")
-                seen = Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                seen = Seen(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, _parsed(raw)
+                )
                 with server._lock:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
@@ -168,12 +166,7 @@ class OpenAIServer:
                         server.in_flight -= 1
 
             def _send(self, reply: Reply) -> None:
-                if isinstance(reply.body, bytes):
-                    data = reply.body
-                elif isinstance(reply.body, str):
-                    data = reply.body.encode()
-                else:
-                    data = json.dumps(reply.body).encode()
+                data = _encoded(reply.body)
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
@@ -216,3 +209,20 @@ def serve() -> Iterator[OpenAIServer]:
     """Generator form for a pytest fixture."""
     with OpenAIServer() as server:
         yield server
+
+
+def _parsed(raw: bytes) -> Any:
+    """A request body as JSON, or as text when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _encoded(body: Any) -> bytes:
+    """A reply body as bytes: bytes as they are, text as UTF-8, anything else as JSON."""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode()
+    return json.dumps(body).encode()

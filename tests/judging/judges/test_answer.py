@@ -1,4 +1,4 @@
-"""Parsing a judge's raw answer (DESIGN §6.1): whole text, then the {...} span, then nothing."""
+"""Parsing a judge's raw answer (docs/judges.md#the-call-contract): whole text, then the {...} span, then nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The call contract (DESIGN §6.1) with in-process scripted judges and an injected clock."""
+"""The call contract (docs/judges.md#the-call-contract) with in-process scripted judges and an injected clock."""
 
 from __future__ import annotations
 

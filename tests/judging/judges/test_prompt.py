@@ -1,4 +1,4 @@
-"""The judge prompt (DESIGN §6.1): rubric, delimiters report text cannot close, stable hash."""
+"""The judge prompt (docs/judges.md#the-call-contract): rubric, delimiters report text cannot close, stable hash."""
 
 from __future__ import annotations
 

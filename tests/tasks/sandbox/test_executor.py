@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from docker.errors import NotFound
 
-from tasks.sandbox import HOSTNAME, Executor, Limits, RunResult, map_bounded, run_once, sweep
+from tasks.sandbox import HOSTNAME, ExecResult, Executor, Limits, map_bounded, run_once, sweep
 from tasks.sandbox._labels import LABEL, RUN_LABEL
 from tests.conftest import ROOT
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
@@ -39,7 +39,7 @@ print("host:", os.uname().nodename)
 """
 
 
-def _outcome(result: RunResult) -> RunResult:
+def _outcome(result: ExecResult) -> ExecResult:
     """The result without its wall-clock time (the one field that may differ between runs)."""
     return dataclasses.replace(result, duration_s=0.0)
 
@@ -261,7 +261,7 @@ def test_results_are_identical_serially_and_in_parallel(
     ]
     with Executor(run_id=run_id, client=docker_client) as executor:
 
-        def one(item: tuple[tuple[str, ...], dict[str, str]]) -> RunResult:
+        def one(item: tuple[tuple[str, ...], dict[str, str]]) -> ExecResult:
             return executor.run(item[0], workspace=item[1], timeout_s=30)
 
         serial = map_bounded(one, commands, max_workers=1)
@@ -275,7 +275,7 @@ def test_one_shot_runs_give_identical_results_serially_and_in_parallel(
 ) -> None:
     """run_once over a bounded pool returns the same results as a serial loop, in order."""
 
-    def one(n: int) -> RunResult:
+    def one(n: int) -> ExecResult:
         return run_once(
             ["sh", "-c", f"echo {n}; exit {n}"], run_id=run_id, client=docker_client, timeout_s=30
         )

@@ -1,4 +1,4 @@
-"""Every rule of the outcome contract (DESIGN §3), one example each."""
+"""Every rule of the outcome contract (docs/outcome-contract.md), one example each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The score stage's summary over real pairs (issue item 6, DESIGN §6.4)."""
+"""The score stage's summary over real pairs (issue item 6, docs/judge-bias.md#metrics)."""
 
 from __future__ import annotations
 
