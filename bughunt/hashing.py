@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +36,21 @@ def hash_parts(parts: Iterable[tuple[str, str]]) -> str:
     return hash_json(sorted(parts))
 
 
-def hash_tree(root: Path, *, exclude: Iterable[str] = ()) -> str:
+def file_sha256(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    return sha256_bytes(path.read_bytes())
+
+
+def hash_tree(
+    root: Path, *, exclude: Iterable[str] = (), file_hash: Callable[[Path], str] = file_sha256
+) -> str:
     """Hash a folder: sorted relative POSIX paths, each with its file's sha256.
 
     Modes, mtimes and owners are not covered. Symlinks are hashed by their
     target text, never followed, so a link cannot pull outside bytes in.
     Names listed in ``exclude`` (folder or file names, e.g. ``__pycache__``)
-    are skipped at any depth.
+    are skipped at any depth. ``file_hash`` gives a file's sha256 (a cache
+    may answer it without reading the file; it must give the same digest).
     """
     skip = set(exclude)
     entries: list[tuple[str, str]] = []
@@ -53,5 +61,5 @@ def hash_tree(root: Path, *, exclude: Iterable[str] = ()) -> str:
         if path.is_symlink():
             entries.append((rel.as_posix(), "link:" + sha256_bytes(str(path.readlink()).encode())))
         elif path.is_file():
-            entries.append((rel.as_posix(), sha256_bytes(path.read_bytes())))
+            entries.append((rel.as_posix(), file_hash(path)))
     return hash_json(entries)

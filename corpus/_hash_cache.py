@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bughunt.hashing import hash_json, sha256_bytes
+from bughunt.hashing import hash_json, hash_tree, sha256_bytes
 from corpus._hashing import METADATA_FILE, TREE_EXCLUDE
 
 CACHE_FILE = "hash-cache.json"
@@ -96,18 +96,7 @@ class HashCache:
 
     def hash_tree(self, root: Path, *, exclude: Iterable[str] = ()) -> str:
         """Exactly :func:`bughunt.hashing.hash_tree`, reading only files whose stat changed."""
-        skip = set(exclude)
-        entries: list[tuple[str, str]] = []
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root)
-            if skip.intersection(rel.parts):
-                continue
-            if path.is_symlink():
-                link = "link:" + sha256_bytes(str(path.readlink()).encode())
-                entries.append((rel.as_posix(), link))
-            elif path.is_file():
-                entries.append((rel.as_posix(), self.file_sha256(path)))
-        return hash_json(entries)
+        return hash_tree(root, exclude=exclude, file_hash=self.file_sha256)
 
     # --- persistence -----------------------------------------------------------
 
