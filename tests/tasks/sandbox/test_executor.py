@@ -58,14 +58,17 @@ def _wait_for_container(client: Any, run_id: str) -> None:
     raise AssertionError(f"no container of run {run_id} appeared")
 
 
-def _host_config_of_any(client: Any, run_id: str) -> dict[str, Any]:
-    """HostConfig of one of the run's containers still there (used ones are being removed)."""
-    for container in _containers(client, run_id):
-        try:
-            return dict(client.api.inspect_container(container)["HostConfig"])
-        except NotFound:
-            continue
-    raise AssertionError("no container of the run is left to inspect")
+def _host_config_of_running(client: Any, run_id: str) -> dict[str, Any]:
+    """HostConfig of the run's running container, once it runs (used ones are being removed)."""
+    labels = [f"{LABEL}=1", f"{RUN_LABEL}={run_id}"]
+    for _attempt in range(400):
+        for c in client.api.containers(filters={"label": labels, "status": "running"}):
+            try:
+                return dict(client.api.inspect_container(c["Id"])["HostConfig"])
+            except NotFound:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no running container of run {run_id} appeared")
 
 
 def test_each_execution_starts_from_nothing_left_by_another(
@@ -114,9 +117,10 @@ def test_execution_container_is_hardened(
         caps = executor.run(["sh", "-c", "id -u; grep CapEff /proc/self/status; touch /etc/x"])
         running = threading.Thread(target=executor.run, args=(["sleep", "4"],))
         running.start()
-        _wait_for_container(docker_client, run_id)
-        host = _host_config_of_any(docker_client, run_id)
-        running.join()
+        try:
+            host = _host_config_of_running(docker_client, run_id)
+        finally:
+            running.join()
     assert host["ReadonlyRootfs"] is True
     assert host["NetworkMode"] == "none"
     assert host["IpcMode"] == "private"
