@@ -9,7 +9,7 @@ import typer
 
 from cli._common import JsonOpt, console, fail, guarded, print_json, print_rows
 from corpus import load_corpus
-from tasks.classify import ClassifyResult, classify_corpus
+from tasks.classify import ClassifyResult, changed_paths, classify_corpus
 
 corpus_app = typer.Typer(
     help="Check a corpus before any verdict is given on it.", no_args_is_help=True
@@ -127,6 +127,7 @@ def classify(
             pr_diff = diff.read_bytes()
         except OSError as exc:
             fail(f"{diff}: cannot read: {exc.strerror or exc}")
+        changed_paths(pr_diff, file=str(diff))  # not a diff at all: bad input, named by file
     result = classify_corpus(loaded, pr_diff)
     if as_json:
         print_json(result.model_dump(mode="json"))

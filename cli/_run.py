@@ -12,6 +12,7 @@ import typer
 from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
 from flows import RunParams
+from tasks.classify import changed_paths
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -108,6 +109,7 @@ def pr(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed."""
+    changed_paths(diff.read_bytes(), file=str(diff))  # bad input: exit 2 before Prefect starts
     _local_prefect()
     from flows.pr import pr_flow
 

@@ -17,6 +17,7 @@ from bughunt.models import RunKind
 from flows._pipeline import RunResult, run_pipeline
 from flows._runner import task_runner_from_env
 from flows.params import RunParams
+from tasks.classify import changed_paths
 
 __all__ = ["pr_flow"]
 
@@ -34,7 +35,9 @@ def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = Fal
     path = Path(diff)
     if not path.is_file():
         raise InputError("PR diff not found", file=diff)
-    result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=path.read_bytes())
+    data = path.read_bytes()
+    changed_paths(data, file=diff)  # not a diff at all is bad input, before the run is recorded
+    result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=data)
     gate = result.summary.gate
     if fail_on_gate and gate is not None and gate.exit_code != 0:
         raise GateFailed(

@@ -360,13 +360,22 @@ def changed_paths(
     Lenient where a PR may legitimately be odd: binary files count by their
     names and non-UTF-8 content is read with replacement characters. Raises
     :class:`InputError` when the diff is over ``max_bytes`` (checked before
-    decoding) or ``unidiff`` cannot parse it.
+    decoding), when ``unidiff`` cannot parse it, and when it holds no file
+    at all (an empty file, prose): that is never "a PR that changes nothing".
     """
     if len(diff) > max_bytes:
         raise InputError(f"{len(diff)} bytes is over the {max_bytes}-byte limit", file=file)
     text = diff.decode("utf-8", errors="replace")
+    patch_set = _parse_set(text, file=file, metadata_only=True)
+    if not len(patch_set):
+        # An empty file or prose is not "a PR that changes nothing": it is not a diff at all,
+        # and a gate must not pass on it.
+        raise InputError(
+            f"holds no unified diff: no file header (diff --git, or ---/+++) in {len(diff)} bytes",
+            file=file,
+        )
     paths: set[str] = set()
-    for pfile in _parse_set(text, file=file, metadata_only=True):
+    for pfile in patch_set:
         extra, _ = _info_paths(pfile)
         for name in (pfile.source_file, pfile.target_file):
             name = unquote_name(name or "")

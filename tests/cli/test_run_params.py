@@ -4,6 +4,7 @@ deployments' parameters and docs/cli.md; adding a field is a one-place change.""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -96,3 +97,21 @@ def test_a_value_the_model_refuses_names_the_option() -> None:
     result = CliRunner().invoke(app, ["run", "nightly", "--test-timeout", "0"])
     assert result.exit_code == 2
     assert "--test-timeout" in result.output
+
+
+def test_run_pr_refuses_a_file_that_is_no_diff(tmp_path: Path) -> None:
+    """`bughunt run pr --diff` on an empty file or prose exits 2 with one line naming the file,
+    before any run starts (nothing is written to the ledger)."""
+    ledger = tmp_path / "l.duckdb"
+    for name, data in (("empty.diff", b""), ("prose.diff", b"see the ticket\n")):
+        diff = tmp_path / name
+        diff.write_bytes(data)
+        result = CliRunner().invoke(
+            app, ["run", "pr", "--diff", str(diff), "--ledger", str(ledger)]
+        )
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip().splitlines() == [
+            f"error: {diff}: holds no unified diff: no file header (diff --git, or ---/+++) "
+            f"in {len(data)} bytes"
+        ]
+    assert not ledger.exists()

@@ -128,3 +128,18 @@ def test_fail_on_gate_fails_the_run_after_writing_it(tmp_path: Path) -> None:
     )
     assert "gate regression" in rows[0]["message"]
     assert (tmp_path / "out" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("data", [b"", b"see the ticket\n"], ids=["empty", "prose"])
+def test_a_file_that_is_no_diff_fails_the_flow_before_the_run(tmp_path: Path, data: bytes) -> None:
+    """The pr-check flow (as a deployment runs it) refuses a diff file that holds no diff,
+    naming it; no run is recorded, so nothing can read as "nothing to evaluate"."""
+    from bughunt.errors import InputError
+
+    corpus = mini_corpus(tmp_path / "c", SEVEN[:1])
+    diff = tmp_path / "pr.diff"
+    diff.write_bytes(data)
+    with pytest.raises(InputError) as info:
+        pr_flow(diff=str(diff), params=RunParams(corpus=str(corpus), ledger=str(tmp_path / "l")))
+    assert info.value.file == str(diff) and "holds no unified diff" in info.value.message
+    assert not (tmp_path / "l").exists()

@@ -107,4 +107,18 @@ def test_malformed_pr_diff_is_an_error(tmp_path: Path) -> None:
         _app(), ["classify", "--corpus", str(_corpus(tmp_path)), "--diff", str(diff)]
     )
     assert result.exit_code == 2
-    assert "PR diff:4: malformed diff" in result.stderr
+    assert f"{diff}:4: malformed diff" in result.stderr
+
+
+def test_a_file_that_is_no_diff_is_an_error_naming_it(tmp_path: Path) -> None:
+    """An empty --diff, or prose, is bad input (exit 2, one line), never "nothing to evaluate"."""
+    corpus = _corpus(tmp_path)
+    for name, data in (("empty.diff", b""), ("prose.diff", b"fixed the thing\n")):
+        diff = tmp_path / name
+        diff.write_bytes(data)
+        result = runner.invoke(_app(), ["classify", "--corpus", str(corpus), "--diff", str(diff)])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip().splitlines() == [
+            f"error: {diff}: holds no unified diff: no file header (diff --git, or ---/+++) "
+            f"in {len(data)} bytes"
+        ]

@@ -182,3 +182,16 @@ def test_changed_paths_refuses_oversized_diff_unparsed() -> None:
     with pytest.raises(InputError) as info:
         changed_paths(b"\xff" * 101, max_bytes=100)
     assert "over the 100-byte limit" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\n\n", b"just some words about a change\n", b"index 1234..5678 100644\n"],
+    ids=["empty", "blank", "prose", "no-header"],
+)
+def test_changed_paths_refuses_what_is_not_a_diff(data: bytes) -> None:
+    """An empty file or prose holds no diff: bad input naming the file, never "no change"."""
+    with pytest.raises(InputError) as info:
+        changed_paths(data, file="pr-7.diff")
+    assert info.value.file == "pr-7.diff"
+    assert "holds no unified diff" in info.value.message
