@@ -163,4 +163,8 @@ def unscored(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
 
 def _when(moment: datetime | None) -> str | None:
     """A timestamp as the tables show it (UTC, to the second)."""
-    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if moment is None:
+        return None
+    # The ledger stores UTC in naive TIMESTAMP columns: a naive value is UTC, not local time.
+    utc = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%d %H:%M:%S")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cli._common import JsonOpt, LedgerOpt, fail, guarded, print_json, print_rows
+from cli._common import JsonOpt, LedgerOpt, guarded, print_json, print_rows
 
 
 def register(app: typer.Typer) -> None:
@@ -46,17 +46,14 @@ def probe(
     from ledger import Ledger
 
     store = Ledger(ledger)
-    try:
-        done = probe_judges(
-            load_corpus(corpus),
-            judge,
-            pairs=pairs,
-            ledger=store,
-            judges_config=judges_config,
-            refresh=refresh_judge,
-        )
-    except ValueError as exc:
-        fail(str(exc))
+    done = probe_judges(
+        load_corpus(corpus),
+        judge,
+        pairs=pairs,
+        ledger=store,
+        judges_config=judges_config,
+        refresh=refresh_judge,
+    )
     run_id, calls, rows_out = done.run_id, done.calls, done.probes
     table = [
         {

@@ -36,6 +36,7 @@ from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score
 from tasks.report import RunSummary
+from tasks.score import load_gate_thresholds
 
 STAGES: tuple[str, ...] = tuple(s.value for s in PipelineStage)
 """The six stages, in order."""
@@ -208,10 +209,10 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
             sandbox=ran_sandbox,
             flakes=ran_flakes,
             score=scored,
-            out_dir=str(out_dir),
         ),
-        report.ReportSettings(),
+        report.ReportSettings(gate=load_gate_thresholds()),
     )
+    report.publish(summary, store, out_dir)  # every time: a resumed run gets its files back
     return RunResult(
         run_id=run_id,
         kind=kind,

@@ -71,7 +71,7 @@ def probe_judges(
 ) -> ProbeRun:
     """Probe a judge or jury on the corpus's recorded reports and store it as an ad-hoc run.
 
-    Raises ``ValueError`` when the corpus has no recorded report.
+    Raises :class:`~bughunt.errors.InputError` when the corpus has no recorded report.
     """
     configs = load_judges(judges_config).resolve(judge)
     members = [build_judge(c) for c in configs]

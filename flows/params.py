@@ -56,7 +56,7 @@ class RunParams(BaseModel):
     judges_config: str | None = None
     """File holding judge definitions (default ./pyproject.toml)."""
     test_timeout_s: float | None = Field(
-        default=None, gt=0, json_schema_extra={"option": "--test-timeout"}
+        default=None, ge=0.1, json_schema_extra={"option": "--test-timeout"}
     )
     """Per-test deadline of reproduction tests (default: the corpus's, else 10 s)."""
     judge_deadline_s: float = Field(default=90.0, gt=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from corpus import Corpus
 from ledger import StageInputs, StageRecord
@@ -24,8 +24,9 @@ class ClassifySettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    hash_cache: str | None = None
-    """Stat cache file the target is hashed through (``None``: in memory)."""
+    hash_cache: str | None = Field(default=None, exclude=True)
+    """Stat cache file the target is hashed through (``None``: in memory). A cache: it
+    changes what is read, never the result, so it is not part of the stage's identity."""
 
 
 def run(inputs: ClassifyInputs, settings: ClassifySettings) -> ClassifyResult:

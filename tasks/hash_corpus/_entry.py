@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.models import ManifestEntry
 from corpus import Corpus
@@ -30,8 +30,9 @@ class HashSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    hash_cache: str | None = None
-    """Stat cache file (``None``: in memory; unchanged files are then read again)."""
+    hash_cache: str | None = Field(default=None, exclude=True)
+    """Stat cache file (``None``: in memory; unchanged files are then read again). A cache:
+    not part of the stage's identity."""
 
 
 def run(inputs: HashInputs, settings: HashSettings) -> HashResult:

@@ -19,6 +19,7 @@ from tasks.report._entry import (
     ReportSettings,
     closing_message,
     gate_of,
+    publish,
     run,
 )
 from tasks.report._escape import MdSafe, UnsafeSvgError, md_escape, sanitize_svg
@@ -72,6 +73,7 @@ __all__ = [
     "load_history",
     "load_summary",
     "md_escape",
+    "publish",
     "publish_artifacts",
     "render_html",
     "render_markdown",

@@ -1,21 +1,23 @@
 """The report stage's entry point: the run's summary, the PR gate, and the report files.
 
-The stage gathers what the earlier stages found into a :class:`RunSummary`,
-decides the gate of a PR run from that evidence, writes ``report.md``,
+The stage gathers what the earlier stages found into a :class:`RunSummary`
+and decides the gate of a PR run from that evidence; its row is the run's
+closing ``runs`` event. :func:`publish` then writes ``report.md``,
 ``report.html`` and ``summary.json`` (with the ledger's history up to this
-run) and publishes the run's Prefect artifacts. Its row is the run's
-closing ``runs`` event.
+run) and the run's Prefect artifacts — every time, a resumed run too, so a
+fresh workspace or a lost folder gets its report back.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, Strategy
-from ledger import StageInputs, StageRecord
+from ledger import Ledger, StageInputs, StageRecord
 from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
 from tasks.hash_corpus import HashResult
@@ -26,7 +28,7 @@ from tasks.report._render import render_markdown
 from tasks.report._summary import build_summary
 from tasks.report._write import write_report
 from tasks.sandbox import SandboxResult
-from tasks.score import GateDecision, GateThresholds, ScoreResult, decide_gate, load_gate_thresholds
+from tasks.score import GateDecision, GateThresholds, ScoreResult, decide_gate
 
 
 class ReportInputs(StageInputs):
@@ -44,8 +46,9 @@ class ReportInputs(StageInputs):
     """Judge or jury name."""
     strategy: Strategy
     """Judging strategy."""
-    parameters: dict[str, Any]
-    """The run's parameters (recorded in its closing ``runs`` row)."""
+    parameters: dict[str, Any] = Field(exclude=True)
+    """The run's parameters (recorded in its closing ``runs`` row; the stages that use them
+    carry them in their own settings)."""
     stages_run: list[PipelineStage]
     """The stages this run computed or resumed, in order."""
     classify: ClassifyResult
@@ -58,8 +61,6 @@ class ReportInputs(StageInputs):
     """The flake-update stage's result, when the plan ran it."""
     score: ScoreResult | None = None
     """The score stage's result, when the plan ran it."""
-    out_dir: str
-    """Folder the report files are written to."""
 
 
 class ReportSettings(BaseModel):
@@ -67,8 +68,8 @@ class ReportSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    gate: GateThresholds | None = None
-    """``None``: ``[tool.bughunt.gate]`` of ./pyproject.toml, else the defaults."""
+    gate: GateThresholds = Field(default_factory=GateThresholds)
+    """The thresholds a PR run's gate is decided with (the flow reads ``[tool.bughunt.gate]``)."""
 
 
 def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | None:
@@ -87,12 +88,12 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
         baseline_repro=outcomes(inputs.baseline),
         candidate_repro=outcomes(inputs.candidate),
         judge_degraded=bool(score and score.health.degraded),
-        thresholds=settings.gate or load_gate_thresholds(),
+        thresholds=settings.gate,
     )
 
 
 def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:
-    """Summarise the run, decide its gate, write its report files and publish its artifacts."""
+    """Summarise the run and decide its gate (its files are :func:`publish`'s)."""
     classify = inputs.classify
     summary = build_summary(
         run_id=inputs.run_id,
@@ -114,10 +115,19 @@ def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:
         score=inputs.score,
         gate=gate_of(inputs, settings),
     )
-    history = load_history(inputs.ledger, until_run_id=inputs.run_id)
-    write_report(summary, history, inputs.out_dir)
-    publish_artifacts(summary, render_markdown(summary, history))
     return summary
+
+
+def publish(summary: RunSummary, ledger: Ledger, out_dir: str | Path) -> Path:
+    """Write the run's report files into ``out_dir`` and publish its Prefect artifacts.
+
+    The history shown is what the ledger knew when the run finished. Returns
+    the folder. Call it inside the flow run, so the artifacts link to it.
+    """
+    history = load_history(ledger, until_run_id=summary.run_id)
+    paths = write_report(summary, history, out_dir)
+    publish_artifacts(summary, render_markdown(summary, history))
+    return paths.md.parent
 
 
 def closing_message(summary: RunSummary) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from bughunt.errors import InputError
 from bughunt.models import AgentMode, BiasProbe, BugReport, JudgeCall, ReproOutcome
 from corpus import Corpus
 from judging.judges import Judge
@@ -57,7 +58,7 @@ def probe_corpus(
 ) -> CorpusProbeResult:
     """Probe ``members`` (one judge, or a jury) on the corpus's recorded reports.
 
-    Raises ``ValueError`` when the corpus has no recorded report.
+    Raises :class:`InputError` naming the corpus when it has no recorded report.
     """
     known = latest_outcomes(ledger)
     reports: list[BugReport] = []
@@ -84,7 +85,9 @@ def probe_corpus(
                     )
                 )
     if not reports:
-        raise ValueError(f"no recorded report in {corpus.root}: probes need replay agents' reports")
+        raise InputError(
+            "no recorded report: probes need replay agents' reports", file=str(corpus.config_file)
+        )
     ctx = ProbeContext(
         families=families, quality=quality, run_id=run_id, settings=settings, ledger=ledger
     )

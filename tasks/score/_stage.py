@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.models import (
     BiasProbe,
@@ -89,10 +89,11 @@ class ScoreSettings(BaseModel):
     """Samples per order of the sampling strategies."""
     seed: int = 0
     """Seed of strategy plans and probe pair sets."""
-    deadline_s: float = 90.0
-    """Deadline of one judge call (all attempts)."""
-    max_in_flight: int = 8
-    """Judge requests in flight at once."""
+    deadline_s: float = Field(default=90.0, exclude=True)
+    """Deadline of one judge call (all attempts). How a call is made, not what it asks:
+    not part of the stage's checkpoint identity."""
+    max_in_flight: int = Field(default=8, exclude=True)
+    """Judge requests in flight at once (not part of the stage's checkpoint identity)."""
     probe_pairs: int = 20
     """Reports used for each of the position and verbosity probes (0: no probes)."""
     refresh: bool = False

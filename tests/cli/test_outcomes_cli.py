@@ -184,3 +184,22 @@ def test_ledger_views_agree_with_the_summary(tmp_path: Path, records: list[Obser
     assert [(u["case_id"], u["reason"]) for u in unscored] == [
         (u.case_id, u.reason) for u in out.unscored
     ]
+
+
+def test_conflict_times_are_shown_in_utc_whatever_the_local_zone(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The ledger keeps UTC: the table shows the stored moment, not one shifted by the zone."""
+    import time
+
+    ledger = tmp_path / "l.duckdb"
+    assert invoke("ingest", str(write_jsonl(tmp_path / "a.jsonl", TWO)), "--ledger", str(ledger))
+    stored = Ledger(ledger).query("SELECT disputed_since FROM conflicts")[0]["disputed_since"]
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        out = invoke("conflicts", "--ledger", str(ledger)).output
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert stored.strftime("%Y-%m-%d %H:%M:%S") in out

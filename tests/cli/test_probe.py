@@ -83,3 +83,17 @@ def test_probe_jury_on_openai_server_measures_position_and_self(tmp_path: Path) 
     for judge in ("alpha", "gamma"):
         assert metric(data, judge, "position", "biased_first")["value"] == 1.0
     assert any(p["probe"] == "self" for p in data["probes"])
+
+
+def test_a_corpus_without_recorded_reports_is_a_one_line_error(tmp_path: Path) -> None:
+    """Probes need recorded reports: without any, exit 2 naming the corpus file, nothing stored."""
+    from tests.corpus_loader.builders import good_case, write_corpus
+
+    root = write_corpus(tmp_path / "c", {"cmp": good_case("cmp")})
+    ledger = tmp_path / "l.duckdb"
+    result = runner.invoke(app, ["probe", "--corpus", str(root), "--ledger", str(ledger)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"error: {root / 'corpus.toml'}: no recorded report: probes need replay agents' reports"
+    ]
+    assert not ledger.exists()

@@ -94,9 +94,9 @@ def test_adding_a_field_is_a_one_place_change() -> None:
 
 def test_a_value_the_model_refuses_names_the_option() -> None:
     """A bound the CLI cannot express (a strict > 0) is refused by the model, naming the option."""
-    result = CliRunner().invoke(app, ["run", "nightly", "--test-timeout", "0"])
+    result = CliRunner().invoke(app, ["run", "nightly", "--judge-deadline-s", "0"])
     assert result.exit_code == 2
-    assert "--test-timeout" in result.output
+    assert "--judge-deadline-s" in result.output and "greater than 0" in result.output
 
 
 def test_run_pr_refuses_a_file_that_is_no_diff(tmp_path: Path) -> None:

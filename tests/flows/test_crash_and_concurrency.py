@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -106,6 +108,23 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
     assert not docker.from_env().containers.list(
         all=True, filters={"label": f"bughunt.run_id={run_id}"}
     )
+
+    # A third attempt after everything finished, from a fresh workspace (the report folder
+    # gone), with the ledger reached by another path and a judge setting that does not
+    # change what is computed: every stage resumes, nothing is written twice, and the
+    # report files come back.
+    shutil.rmtree(ledger.parent / "runs" / run_id)
+    alias = tmp_path / "alias"
+    alias.symlink_to(tmp_path, target_is_directory=True)
+    moved = [*args]
+    moved[moved.index("--ledger") + 1] = str(alias / ledger.name)
+    third = bughunt(tmp_path, "third", *moved, "--max-in-flight", "3", "--json")
+    out, err = third.communicate(timeout=300)
+    assert third.returncode == 0, err[-3000:]
+    assert json.loads(out)["stages_run"] == []
+    assert (ledger.parent / "runs" / run_id / "report.html").is_file()
+    again_rows = store.query("SELECT count(*) AS n FROM observations WHERE run_id = ?", [run_id])[0]
+    assert again_rows["n"] == rows["n"]
 
 
 def test_nightly_and_pr_at_the_same_time_both_land(tmp_path: Path) -> None:
