@@ -566,6 +566,66 @@ class ContractCheck(_Row):
     """When it was checked."""
 
 
+class JudgeCalibration(_Row):
+    """A judge under one strategy measured against human labels on report pairs (docs/judges.md#calibration)."""
+
+    __table__: ClassVar[str] = "judge_calibrations"
+    run_id: str
+    """The ad-hoc run that holds the calibration's judge calls."""
+    judge: str
+    """Judge or jury measured."""
+    strategy: Strategy
+    """Strategy whose verdicts were compared with the labels."""
+    k: int
+    """Votes of ``majority`` (recorded for every strategy; only ``majority`` uses it)."""
+    seed: int
+    """Seed of the ``random_order`` coin and of the kappa bootstrap."""
+    labels_file: str
+    """The labels file as given on the command line."""
+    labels_hash: str
+    """sha256 of the labels file's bytes."""
+    n: int
+    """Labelled pairs in the file."""
+    scored: int
+    """Pairs the strategy reached a verdict on (first, second or tie)."""
+    unscored: int
+    """Pairs left without a verdict because a judge call failed (never a tie, never wrong)."""
+    label_ties: int
+    """Pairs the labels call a tie."""
+    judge_ties: int
+    """Scored pairs with a decisive label on which the judge's verdict was a tie."""
+    accuracy: float | None = None
+    """Share of pairs where label and verdict are both decisive on which the judge picked the labelled better report."""
+    accuracy_low: float | None = None
+    """Wilson 95% lower bound of the accuracy."""
+    accuracy_high: float | None = None
+    """Wilson 95% upper bound of the accuracy."""
+    accuracy_n: int = 0
+    """Pairs the accuracy rests on (decisive label, decisive verdict)."""
+    agreement: float | None = None
+    """Share of scored pairs whose verdict equals the label, ties included (a tie matches only a tie)."""
+    agreement_low: float | None = None
+    """Wilson 95% lower bound of the agreement."""
+    agreement_high: float | None = None
+    """Wilson 95% upper bound of the agreement."""
+    kappa: float | None = None
+    """Cohen's kappa over the scored pairs, three classes (first, second, tie); null when undefined."""
+    kappa_low: float | None = None
+    """Lower end of the kappa's 95% percentile-bootstrap interval (seeded, over pairs)."""
+    kappa_high: float | None = None
+    """Upper end of the kappa's 95% percentile-bootstrap interval."""
+    consistency: float | None = None
+    """Share of pairs whose verdict is the same in both presentation orders (one call in each order, every judge of the strategy)."""
+    consistency_low: float | None = None
+    """Wilson 95% lower bound of the position consistency."""
+    consistency_high: float | None = None
+    """Wilson 95% upper bound of the position consistency."""
+    consistency_n: int = 0
+    """Pairs whose calls in both orders were judged (the consistency rests on them)."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it was measured."""
+
+
 ROW_MODELS: tuple[type[_Row], ...] = (
     RunInfo,
     ManifestEntry,
@@ -577,6 +637,7 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     StageOutput,
     Reproduction,
     ContractCheck,
+    JudgeCalibration,
 )
 """Every model the ledger stores, in table order."""
 

@@ -1,4 +1,4 @@
-"""``bughunt judge check``: one probe call to a judge before trusting it with a night."""
+"""``bughunt judge``: ``check`` (one probe call to a judge before trusting it with a night) and ``calibrate`` (cli/_calibrate.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import typer
 
 from bughunt.errors import InputError
 from bughunt.models import CallStatus, JudgeCall
+from cli._calibrate import calibrate_command
 from cli._common import JsonOpt, guarded, print_json
 from judging.judges import (
     CHECK_EXPECTED,
@@ -25,10 +26,11 @@ from judging.judges import (
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
         name="judge",
-        help="Check the configured judges (docs/judges.md).",
+        help="Check the configured judges and calibrate them against human labels (docs/judges.md).",
         no_args_is_help=True,
     )
     group.command("check")(check_command)
+    group.command("calibrate")(calibrate_command)
     app.add_typer(group, name="judge")
 
 

@@ -19,6 +19,7 @@ from cli._common import (
 )
 from flows.adhoc import ingest_records
 from ledger import Ledger
+from tasks.report import RunSummary, find_summary, headline_lines, run_counts
 from tasks.score import conflict_rows, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import OutcomeSummary, summarize
@@ -106,6 +107,22 @@ def summarize_files(files: FilesArg, as_json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
+def _emit_run(run: RunSummary, as_json: bool) -> None:
+    """A run with a stored report: its counts and outcome records, worded as its report words them."""
+    if as_json:
+        data: dict[str, Any] = run.outcomes.model_dump(mode="json", by_alias=True)
+        data["bad_lines"] = []
+        data["run"] = run_counts(run).model_dump(mode="json")
+        print_json(data)
+        return
+    typer.echo(f"run {run.run_id} ({run.kind.value}), from its stored report:")
+    for line in headline_lines(run):
+        typer.echo(line)
+    typer.echo("")
+    typer.echo("outcome records (one per case and version: pass = reproduced), as in its report:")
+    typer.echo(render_summary(run.outcomes))
+
+
 @guarded
 def summary(
     ledger: LedgerOpt = None,
@@ -113,10 +130,21 @@ def summary(
     run: Annotated[str | None, typer.Option(help="Only records of this run id.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Summarise outcome records stored in the ledger (all, one batch, or one run)."""
+    """Summarise outcome records stored in the ledger (all, one batch, or one run).
+
+    For a run with a stored report (a nightly or PR run), --run prints what
+    its report says, in the same words: the headline, the pairs and judge
+    calls (verdict and bias-probe calls apart), each version's reproductions
+    and the outcome records of its cases (under "run" in JSON).
+    """
     if batch and run:
         fail("give --batch or --run, not both")
-    rows = stored_records(Ledger(ledger), batch=batch, run=run)
+    store = Ledger(ledger)
+    stored = find_summary(store, run) if run else None
+    if stored is not None:
+        _emit_run(stored, as_json)
+        return
+    rows = stored_records(store, batch=batch, run=run)
     if (batch or run) and not rows:
         fail(f"no records for {'batch ' + batch if batch else 'run ' + str(run)}")
     _emit(summarize(rows), [], as_json)

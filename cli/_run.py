@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,7 @@ from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
 from flows import RunParams
 from tasks.classify import changed_paths
+from tasks.report import headline_lines, run_counts
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -35,6 +36,7 @@ def _local_prefect() -> None:
 
 
 def _print(result: RunResult) -> None:
+    """The run's headline and counts, worded as its report words them (tasks/report/_counts.py)."""
     s = result.summary
     typer.echo(f"run {result.run_id} ({result.kind.value}) → {result.ledger}")
     if result.stages_resumed:
@@ -42,41 +44,23 @@ def _print(result: RunResult) -> None:
     typer.echo("stages run: " + (", ".join(result.stages_run) or "none"))
     if result.stages_skipped:
         typer.echo("stages not needed by the plan: " + ", ".join(result.stages_skipped))
-    h = s.headline
-    if h is not None:
-        rate = (
-            f"{h.win_rate:.0%} (95% CI {h.win_rate_ci[0]:.0%}–{h.win_rate_ci[1]:.0%})"
-            if h.win_rate is not None and h.win_rate_ci
-            else "no decisive pair"
-        )
-        p = f"sign test p = {h.sign_test_p:.3g}" if h.sign_test_p is not None else "no sign test"
-        flags = f" [{', '.join(h.flags)}]" if h.flags else ""
-        typer.echo(
-            f"{s.candidate} vs {s.baseline}: candidate wins {h.candidate_wins} of {h.decisive} "
-            f"decisive pairs = {rate}; {h.ties} ties, {h.unscored} unscored; {p}{flags}"
-        )
-        lc = h.length_controlled
-        typer.echo(
-            f"length-controlled win rate: {lc.value:.0%}"
-            if lc.value is not None
-            else f"length-controlled win rate: none — {lc.note}"
-        )
-    for v in s.repro:
-        rate = f"{v.rate:.0%}" if v.rate is not None else "none"
-        ci = f" (95% CI {v.rate_ci[0]:.0%}–{v.rate_ci[1]:.0%})" if v.rate_ci else ""
-        bounds = f", bounds {v.rate_bounds[0]:.0%}–{v.rate_bounds[1]:.0%}" if v.rate_bounds else ""
-        typer.echo(
-            f"{v.agent_version}: reproduced {v.reproduced} of {v.reproduced + v.not_reproduced} "
-            f"decided = {rate}{ci}{bounds}; {v.flaky} flaky, {v.error} error"
-        )
-    typer.echo(
-        f"judge: {s.health.calls_sent} calls sent, {s.health.cache_hits} from cache"
-        + (f"; DEGRADED: {s.health.degraded_reason}" if s.health.degraded else "")
-    )
+    for line in headline_lines(s):
+        typer.echo(line)
+    if s.health.degraded:
+        typer.echo(f"judge DEGRADED: {s.health.degraded_reason}")
+    if s.evaluation is not None and s.evaluation.adaptive:
+        typer.echo(f"adaptive evaluation: {s.evaluation.line()}")
     if s.gate is not None:
         typer.echo(f"gate: {s.gate.outcome.value} (exit {s.gate.exit_code}) — {s.gate.message}")
     if result.report_dir:
         typer.echo(f"report: {Path(result.report_dir) / 'report.html'}")
+
+
+def _as_json(result: RunResult) -> dict[str, Any]:
+    """The run's result without its summary, with the counts every output shows (``counts``)."""
+    return result.model_dump(mode="json", exclude={"summary"}) | {
+        "counts": run_counts(result.summary).model_dump(mode="json")
+    }
 
 
 @run_app.command("nightly")
@@ -89,7 +73,7 @@ def nightly(*, params: RunParams, as_json: JsonOpt = False) -> None:
 
     result = nightly_flow(params=params)
     if as_json:
-        print_json(result.model_dump(mode="json", exclude={"summary"}))
+        print_json(_as_json(result))
     else:
         _print(result)
 
@@ -108,7 +92,10 @@ def pr(
     params: RunParams,
     as_json: JsonOpt = False,
 ) -> None:
-    """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed."""
+    """Gate a PR; exit 0 pass or nothing to evaluate, 1 regression, 3 review failed, 4 inconclusive.
+
+    Inconclusive exits 0 where ``[tool.bughunt.gate] inconclusive = "pass"`` accepts it.
+    """
     changed_paths(diff.read_bytes(), file=str(diff))  # bad input: exit 2 before Prefect starts
     _local_prefect()
     from flows.pr import pr_flow
@@ -116,11 +103,11 @@ def pr(
     result = pr_flow(diff=str(diff), params=params)
     if as_json:
         print_json(
-            result.model_dump(mode="json", exclude={"summary"})
+            _as_json(result)
             | {"gate": result.summary.gate.model_dump(mode="json") if result.summary.gate else None}
         )
     else:
         _print(result)
     gate = result.summary.gate
-    if gate is not None and gate.exit_code:
+    if gate is not None and gate.fails_flow():
         raise typer.Exit(gate.exit_code)

@@ -1,4 +1,7 @@
-"""``bughunt simulate``: every judging strategy on the simulated judge, exact and sampled."""
+"""``bughunt simulate``: every judging strategy on the simulated judge, exact and sampled.
+
+``bughunt simulate gate`` (cli/_simulate_gate.py) simulates the PR gate instead.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from cli import _simulate_gate
 from cli._common import JsonOpt, guarded, print_json
 from judging.bias import SimParams, SimulationConfig, SimulationReport, simulate
 
@@ -42,7 +46,11 @@ FOUR_WAY: tuple[tuple[str, str], ...] = (
 
 
 def register(app: typer.Typer) -> None:
-    app.command("simulate")(simulate_cmd)
+    # A group whose own options keep `bughunt simulate [options]` the judge simulation.
+    group = typer.Typer(invoke_without_command=True, no_args_is_help=False)
+    group.callback(invoke_without_command=True)(simulate_cmd)
+    group.command("gate")(_simulate_gate.simulate_gate_cmd)
+    app.add_typer(group, name="simulate")
 
 
 def _num(value: float | int | None, signed: bool = False) -> str:
@@ -98,6 +106,7 @@ def render(report: SimulationReport) -> str:
 
 @guarded
 def simulate_cmd(
+    ctx: typer.Context,
     as_json: JsonOpt = False,
     seed: Annotated[
         int, typer.Option("--seed", help="Seed of the pair sets and of the Monte Carlo.")
@@ -119,8 +128,11 @@ def simulate_cmd(
     The simulated judge has known position, verbosity and self-preference
     biases (docs/judge-bias.md). The table shows what each strategy cures and what it
     costs, on probe pair sets built by construction; docs/judge-bias.md
-    explains every metric.
+    explains every metric. The options apply to this simulation;
+    `bughunt simulate gate` simulates the PR gate instead (docs/gate.md).
     """
+    if ctx.invoked_subcommand is not None:
+        return
     params = SimParams(s=s, b_pos=b_pos, b_len=b_len, b_self=b_self, m=m)
     report = simulate(SimulationConfig(params=params, seed=seed, draws=draws, k=k))
     if as_json:

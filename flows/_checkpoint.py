@@ -14,7 +14,7 @@ own identity, so a change anywhere upstream reaches every stage after it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -63,6 +63,21 @@ class Checkpoints:
                 parts[name] = to_jsonable_python(value, bytes_mode="base64")
         parts["settings"] = to_jsonable_python(settings, bytes_mode="base64")
         return hash_json(parts)
+
+    def combine(self, result: R, parts: Sequence[BaseModel]) -> R:
+        """Register ``result``, made from stage results ``parts``, to stand as their combination.
+
+        A stage handed ``result`` (an adaptive run's batches merged) is then
+        identified by its parts' identities, as it would be by a single part's.
+        """
+        keys = []
+        for part in parts:
+            known = self._results.get(id(part))
+            if known is None or known[0] is not part:
+                raise ValueError("combine() takes results this run's stages returned")
+            keys.append(known[1])
+        self._results[id(result)] = (result, hash_json({"combined": keys}))
+        return result
 
     def run(
         self, record: StageRecord[In, R], inputs: In, settings: BaseModel, compute: Callable[[], R]

@@ -13,28 +13,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from prefect import Task
+from prefect.client.schemas.objects import State
+from prefect.states import Completed
 from pydantic import BaseModel
 
 from bughunt.errors import InputError
 from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, RunStatus
 from corpus import CACHE_FILE, Corpus, load_corpus
+from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._runner import run_stage
-from flows._tasks import (
-    classify_task,
-    flake_task,
-    hash_task,
-    report_task,
-    sandbox_task,
-    score_task,
-)
+from flows._tasks import classify_task, hash_task, report_task
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger, StageInputs, StageRecord
-from tasks import classify, flakes, hash_corpus, report, sandbox, score
+from tasks import classify, hash_corpus, report
 from tasks.report import RunSummary
 from tasks.score import load_gate_thresholds
 
@@ -83,8 +79,13 @@ class _Chain:
         (self.resumed if resumed else self.ran).append(record.name)
         return result
 
+    def combine(self, result: R, parts: list[Any]) -> R:
+        return self.checkpoints.combine(result, parts)
+
     def done(self) -> list[PipelineStage]:
-        return [PipelineStage(s) for s in (*self.resumed, *self.ran)]
+        """The stages this run computed or resumed, each once, in pipeline order."""
+        seen = {*self.resumed, *self.ran}
+        return [s for s in PipelineStage if s.value in seen]
 
 
 def _agent(corpus: Corpus, name: str | None, role: str) -> AgentVersion:
@@ -136,6 +137,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
             )
         ]
     )
+    gate = load_gate_thresholds()
     chain = _Chain(store, run_id)
     run = {"run_id": run_id, "ledger": store}
     # Beside the ledger, not in it: a stat identity means something only on this machine.
@@ -154,41 +156,23 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         hash_corpus.HashSettings(hash_cache=hash_cache),
     )
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
-    ran_sandbox = ran_flakes = None
-    scored = None
-    if PipelineStage.SANDBOX in planned:
-        ran_sandbox = chain.stage(
-            sandbox_task,
-            sandbox.RECORD,
-            sandbox.SandboxInputs(
-                **run,
+    evaluated = None
+    if PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned:
+        evaluated = evaluate(
+            chain,
+            RunContext(
+                run=run,
                 corpus=corpus,
                 classify=classified,
                 hashed=hashed,
-                agents=[baseline, candidate],
-            ),
-            params.sandbox_settings(corpus),
-        )
-        ran_flakes = chain.stage(
-            flake_task,
-            flakes.RECORD,
-            flakes.FlakeInputs(**run, classify=classified, sandbox=ran_sandbox),
-            flakes.FlakeSettings(),
-        )
-    if PipelineStage.SCORE in planned and ran_sandbox is not None and ran_flakes is not None:
-        scored = chain.stage(
-            score_task,
-            score.RECORD,
-            score.ScoreInputs(
-                **run,
-                classify=classified,
-                sandbox=ran_sandbox,
-                flakes=ran_flakes,
                 baseline=baseline,
                 candidate=candidate,
                 judges=judges,
+                params=params,
+                kind=kind,
+                gate=gate,
+                judged=PipelineStage.SCORE in planned,
             ),
-            params.score_settings(),
         )
     out_dir = Path(params.out) if params.out else store.path.parent / "runs" / run_id
     summary = chain.stage(
@@ -206,23 +190,35 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
             stages_run=chain.done(),
             classify=classified,
             hashed=hashed,
-            sandbox=ran_sandbox,
-            flakes=ran_flakes,
-            score=scored,
+            order=evaluated.order if evaluated else [],
+            evaluation=evaluated.evaluation if evaluated else None,
+            sandbox=evaluated.sandbox if evaluated else None,
+            flakes=evaluated.flakes if evaluated else None,
+            score=evaluated.score if evaluated else None,
         ),
-        report.ReportSettings(gate=load_gate_thresholds()),
+        report.ReportSettings(gate=gate),
     )
     report.publish(summary, store, out_dir)  # every time: a resumed run gets its files back
     return RunResult(
         run_id=run_id,
         kind=kind,
         ledger=str(store.path),
-        stages_run=chain.ran,
-        stages_resumed=chain.resumed,
+        stages_run=list(dict.fromkeys(chain.ran)),
+        stages_resumed=list(dict.fromkeys(chain.resumed)),
         stages_skipped=_skipped(chain),
         report_dir=str(out_dir),
         summary=summary,
     )
+
+
+def finished(result: RunResult) -> RunResult:
+    """The flow run's final state: Completed, its message the headline and the gate.
+
+    Prefect hands the caller the state's data, so the flow still returns the
+    :class:`RunResult`; the Prefect UI shows the message.
+    """
+    state: State[RunResult] = Completed(message=report.closing_message(result.summary), data=result)
+    return cast(RunResult, state)
 
 
 def _skipped(chain: _Chain) -> list[str]:

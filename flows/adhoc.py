@@ -1,4 +1,5 @@
-"""Ledger writes outside a pipeline run: ingested outcome records, a recorded manifest, bias probes.
+"""Ledger writes outside a pipeline run: ingested outcome records, a recorded manifest, bias
+probes, judge calibrations.
 
 Like the pipeline, each is one bulk write from this process; the CLI calls
 these and never writes the ledger itself. Nothing here imports Prefect.
@@ -14,10 +15,17 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.models import BiasProbe, JudgeCall, Observation, RunInfo, RunKind, RunStatus, Strategy
 from corpus import Corpus
 from flows.params import new_run_id
+from judging.calibration import LabelSet
 from judging.judges import build_judge, load_judges
 from ledger import Ledger
 from tasks.hash_corpus import HashResult, manifest_rows
-from tasks.score import ScoreSettings, probe_corpus
+from tasks.score import (
+    CalibrationRun,
+    CalibrationSettings,
+    ScoreSettings,
+    calibrate_judge,
+    probe_corpus,
+)
 
 
 def ingest_records(records: Sequence[Observation], ledger: Ledger) -> int:
@@ -99,3 +107,58 @@ def probe_judges(
         ]
     )
     return ProbeRun(run_id=run_id, judges=len(members), calls=result.calls, probes=result.probes)
+
+
+class CalibrationOptions(BaseModel):
+    """How ``bughunt judge calibrate`` measures a judge."""
+
+    model_config = ConfigDict(frozen=True)
+
+    strategy: Strategy = Strategy.SWAP
+    k: int = 5
+    seed: int = 0
+    deadline_s: float | None = None
+    """Seconds per call; ``None``: the judge's own (the tightest of a jury's members)."""
+    refresh: bool = False
+
+
+def calibrate_judges(
+    labels: LabelSet,
+    judge: str,
+    *,
+    options: CalibrationOptions,
+    labels_file: str,
+    ledger: Ledger,
+    judges_config: Path | None = None,
+) -> CalibrationRun:
+    """Calibrate a judge or jury against human labels and store it as an ad-hoc run."""
+    configs = load_judges(judges_config).resolve(judge)
+    members = [build_judge(c) for c in configs]
+    settings = CalibrationSettings(
+        strategy=options.strategy,
+        k=options.k,
+        seed=options.seed,
+        deadline_s=options.deadline_s or min(c.deadline_s for c in configs),
+        max_in_flight=min(c.max_in_flight for c in configs),
+        refresh=options.refresh,
+    )
+    run_id = new_run_id("calibrate")
+    done = calibrate_judge(
+        labels, members, judge=judge, run_id=run_id, settings=settings, ledger=ledger
+    )
+    info = RunInfo(
+        run_id=run_id,
+        kind=RunKind.ADHOC,
+        judge=judge,
+        strategy=options.strategy,
+        status=RunStatus.COMPLETED,
+        parameters={
+            "labels": labels_file,
+            "labels_hash": labels.sha256,
+            "k": options.k,
+            "seed": options.seed,
+        },
+        message="judge calibration against human labels",
+    )
+    ledger.write([info, *done.calls, done.row])
+    return done

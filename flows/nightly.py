@@ -9,7 +9,7 @@ from __future__ import annotations
 from prefect import flow
 
 from bughunt.models import RunKind
-from flows._pipeline import STAGES, RunResult, run_pipeline
+from flows._pipeline import STAGES, RunResult, finished, run_pipeline
 from flows._runner import task_runner_from_env
 from flows.params import RunParams, new_run_id
 
@@ -23,4 +23,4 @@ def nightly_flow(params: RunParams | None = None) -> RunResult:
     ``params`` is the whole :class:`~flows.params.RunParams` (a deployment's
     ``parameters: {params: {...}}`` are validated against it); ``None``: its defaults.
     """
-    return run_pipeline(params or RunParams(), RunKind.NIGHTLY)
+    return finished(run_pipeline(params or RunParams(), RunKind.NIGHTLY))

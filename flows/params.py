@@ -64,7 +64,22 @@ class RunParams(BaseModel):
     max_in_flight: int = Field(default=8, ge=1)
     """Judge requests in flight at once."""
     seed: int | None = Field(default=None, ge=0)
-    """Seed of the sandbox's execution order and tree rewrites (default: drawn from the run id)."""
+    """Seed of the sandbox's execution order and tree rewrites, and of the order cases are
+    evaluated in (default: drawn from the run id)."""
+    until_decided: bool = False
+    """Nightly: evaluate cases in seeded random batches and stop once the candidate's score
+    interval excludes 0.5 or is narrower than --width (a PR run always stops once its gate
+    decides)."""
+    width: float | None = Field(default=None, gt=0, lt=1)
+    """With --until-decided: also stop once the score interval is narrower than this."""
+    batch_size: int = Field(default=10, ge=1)
+    """Cases per batch of an adaptive evaluation (a PR run, a nightly with --until-decided)."""
+    max_judge_calls: int | None = Field(default=None, ge=1)
+    """Adaptive evaluation: start no batch that would take the judge calls sent past this
+    (at the rate seen so far)."""
+    max_sandbox_seconds: float | None = Field(default=None, gt=0)
+    """Adaptive evaluation: start no batch that would take the sandbox's wall-clock seconds
+    past this (at the rate seen so far)."""
 
     def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
         """The sandbox stage's settings (the test deadline falls back to the corpus's)."""
@@ -77,14 +92,15 @@ class RunParams(BaseModel):
             seed=self.seed or 0,
         )
 
-    def score_settings(self) -> ScoreSettings:
-        """The score stage's settings."""
+    def score_settings(self, *, probes: bool = True) -> ScoreSettings:
+        """The score stage's settings (``probes=False``: an adaptive run's batches, which
+        leave the bias probes to one stage at the end)."""
         return ScoreSettings(
             strategy=self.strategy,
             seed=0,
             deadline_s=self.judge_deadline_s,
             max_in_flight=self.max_in_flight,
-            probe_pairs=self.probe_pairs,
+            probe_pairs=self.probe_pairs if probes else 0,
             refresh=self.refresh_judge,
         )
 

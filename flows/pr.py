@@ -3,7 +3,7 @@
 Deployed from prefect.yaml as ``pr-check`` (no schedule; triggered from CI
 with ``prefect deployment run 'pr-check/pr-check' --param diff=...``). Its
 result carries the gate: pass (0), regression (1), review_failed (3),
-nothing_to_evaluate (0).
+inconclusive (4), nothing_to_evaluate (0) (docs/gate.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from prefect import flow
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.models import RunKind
-from flows._pipeline import RunResult, run_pipeline
+from flows._pipeline import RunResult, finished, run_pipeline
 from flows._runner import task_runner_from_env
 from flows.params import RunParams
 from tasks.classify import changed_paths
@@ -27,10 +27,11 @@ def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = Fal
     """Gate one PR: ``diff`` is the path of its unified diff (``git diff base...head``).
 
     ``params`` is the whole :class:`~flows.params.RunParams` (``None``: its
-    defaults). With ``fail_on_gate`` a gate of regression or review_failed
-    ends the flow run Failed (after everything is written), so ``prefect
+    defaults). With ``fail_on_gate`` a gate of regression, review_failed or
+    inconclusive (unless ``[tool.bughunt.gate] inconclusive = "pass"``) ends
+    the flow run Failed (after everything is written), so ``prefect
     deployment run --watch`` exits non-zero; the gate itself is in the run's
-    report and ledger.
+    report and ledger, and in the final state's message either way.
     """
     path = Path(diff)
     if not path.is_file():
@@ -39,11 +40,11 @@ def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = Fal
     changed_paths(data, file=diff)  # not a diff at all is bad input, before the run is recorded
     result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=data)
     gate = result.summary.gate
-    if fail_on_gate and gate is not None and gate.exit_code != 0:
+    if fail_on_gate and gate is not None and gate.fails_flow():
         raise GateFailed(
             f"{gate.outcome.value} (exit {gate.exit_code}): {gate.message}", run_id=result.run_id
         )
-    return result
+    return finished(result)
 
 
 class GateFailed(TerminalError):

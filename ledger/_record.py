@@ -52,6 +52,7 @@ class StageRecord(Generic[In, R]):
         rows: Callable[[In, R], Sequence[Row]] = lambda _inputs, _result: (),
         payload_exclude: Any = None,
         restore_rows: RestoreRows | None = None,
+        payload_keys: Callable[[R], dict[str, Any]] | None = None,
     ) -> None:
         self.name = name
         """The stage's name (``stage_outputs.stage``)."""
@@ -62,14 +63,20 @@ class StageRecord(Generic[In, R]):
         # A pydantic ``exclude`` spec: field names, or a nested mapping of them.
         self._exclude = payload_exclude
         self._restore_rows = restore_rows
+        # Extra payload entries that find the excluded rows again (e.g. their ids); the
+        # restore reads them and they are dropped before the result is rebuilt.
+        self._keys = payload_keys
 
     def payload(self, result: R) -> dict[str, Any]:
         """The result as JSON, minus fields that live in their own ledger tables."""
-        return result.model_dump(mode="json", exclude=self._exclude)
+        data = result.model_dump(mode="json", exclude=self._exclude)
+        if self._keys is not None:
+            data.update(self._keys(result))
+        return data
 
     def restore(self, payload: dict[str, Any], store: Ledger, run_id: str) -> R:
         """Rebuild the result from its payload (and the excluded fields from their tables)."""
-        data = dict(payload)
+        data = {k: v for k, v in payload.items() if k in self.model.model_fields}
         if self._restore_rows is not None:
             data.update(self._restore_rows(payload, store, run_id))
         return self.model.model_validate(data)

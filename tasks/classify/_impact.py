@@ -11,9 +11,8 @@ pipeline: running too much is safe, silently running too little is not.
 What each class calls for:
 
 - agent → every case, every stage;
-- judge → every case, re-scored from recorded observations: ``classify``,
-  ``hash-corpus`` (scoring looks observations up by case hash), ``score``,
-  ``report``; no sandbox run;
+- judge → every case, every stage (the judge reads the reports the sandbox
+  stage produces; re-scoring an earlier run's stored reports is not built);
 - corpus → inside one case's folder: that case only, every stage; anywhere
   else in the evaluated corpus (its target tree, ``corpus.toml``): every case,
   every stage; in another corpus: nothing;
@@ -65,12 +64,10 @@ class CaseScope(StrEnum):
 
 
 ALL_STAGES: tuple[PipelineStage, ...] = tuple(PipelineStage)
-RESCORE_STAGES: tuple[PipelineStage, ...] = (
-    PipelineStage.CLASSIFY,
-    PipelineStage.HASH_CORPUS,
-    PipelineStage.SCORE,
-    PipelineStage.REPORT,
-)
+# A judge change re-scores every case. The score stage reads the reports the sandbox
+# stage produces, so the sandbox runs too: re-scoring an earlier run's stored reports
+# without it is not built (and a plan without it used to judge nothing at all).
+RESCORE_STAGES: tuple[PipelineStage, ...] = ALL_STAGES
 
 DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {
     ImpactClass.AGENT: ("corpus/*/agents/**", "corpus/*/recorded/**"),
@@ -365,12 +362,12 @@ def _everything_reasons(groups: dict[str, list[str]]) -> list[str]:
 
 
 def _rescore_reasons(groups: dict[str, list[str]]) -> list[str]:
-    """The reason to re-score every case without a sandbox run, if the judge changed."""
+    """The reason to re-score every case, if the judge changed."""
     if not groups.get("judge"):
         return []
     return [
         f"judge configuration changed ({_listing(groups['judge'])}): re-score every case "
-        "from recorded observations, no sandbox run"
+        "(the sandbox runs too: the judge reads the reports it produces)"
     ]
 
 

@@ -50,6 +50,14 @@ class FlakeResult(BaseModel):
     reproductions: list[Reproduction]
     """One outcome per case × agent, ``flaky`` where the flake ledger distrusts its test."""
 
+    @classmethod
+    def merge(cls, parts: Sequence[FlakeResult]) -> FlakeResult:
+        """One result from the batches of an adaptive run (each case in one batch)."""
+        return cls(
+            flakes=[f for p in parts for f in p.flakes],
+            reproductions=[r for p in parts for r in p.reproductions],
+        )
+
 
 def reproductions_after_flakes(
     sandbox: SandboxResult,

@@ -13,6 +13,7 @@ from tasks.report._artifacts import (
     category_table,
     publish_artifacts,
 )
+from tasks.report._counts import RunCounts, count_lines, headline_lines, run_counts
 from tasks.report._entry import (
     RECORD,
     ReportInputs,
@@ -39,6 +40,7 @@ from tasks.report._write import (
     ReportPaths,
     canonical,
     default_out_dir,
+    find_summary,
     load_summary,
     report_payload,
     summary_json,
@@ -58,6 +60,7 @@ __all__ = [
     "ReportPaths",
     "ReportSettings",
     "ReproPoint",
+    "RunCounts",
     "RunSummary",
     "UnsafeSvgError",
     "VersionRepro",
@@ -68,8 +71,11 @@ __all__ = [
     "case_table",
     "category_table",
     "closing_message",
+    "count_lines",
     "default_out_dir",
+    "find_summary",
     "gate_of",
+    "headline_lines",
     "load_history",
     "load_summary",
     "md_escape",
@@ -79,6 +85,7 @@ __all__ = [
     "render_markdown",
     "report_payload",
     "run",
+    "run_counts",
     "sanitize_svg",
     "summary_json",
     "write_report",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -24,6 +25,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
+from bughunt.models import RunKind
 from tasks.report._escape import sanitize_svg
 from tasks.report._history import (
     ConsistencyPoint,
@@ -89,6 +91,25 @@ def _tick_label(value: datetime | date) -> str:
     return value.strftime("%m-%d")
 
 
+def run_labels(runs: Sequence[tuple[str, datetime]]) -> list[str]:
+    """One x-axis label per run (run id, time): same-day runs never share one.
+
+    ``11-30`` for a run alone on its day; ``11-30 02:00`` when its day has
+    other runs; and the run id's last six characters after that
+    (``11-30 02:00 1a2b3c``) when two of that day's runs share the minute
+    (run ids end in a random part, ``new_run_id``).
+    """
+    days = Counter(at.date() for _, at in runs)
+    labels = [
+        at.strftime("%m-%d %H:%M") if days[at.date()] > 1 else _tick_label(at) for _, at in runs
+    ]
+    seen = Counter(labels)
+    return [
+        f"{label} {run_id[-6:]}" if seen[label] > 1 else label
+        for label, (run_id, _) in zip(labels, runs, strict=True)
+    ]
+
+
 def _draw(
     key: str,
     xlabels: list[str],
@@ -124,7 +145,10 @@ def _draw(
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.set_ylabel(ylabel)
         step = max(1, math.ceil(len(xs) / 10))
-        ax.set_xticks(xs[::step], xlabels[::step])
+        if any(len(label) > len("11-30") for label in xlabels):  # times or run ids: tilt them
+            ax.set_xticks(xs[::step], xlabels[::step], rotation=30, ha="right")
+        else:
+            ax.set_xticks(xs[::step], xlabels[::step])
         ax.set_xlim(-0.5, len(xs) - 0.5)
         if len(series) > 1:
             ax.legend(loc="lower left", ncols=min(len(series), 4), fontsize=8)
@@ -147,7 +171,7 @@ def win_rate_svg(points: Sequence[WinRatePoint]) -> str | None:
         [p.ci_low for p in points],
         [p.ci_high for p in points],
     )
-    labels = [_tick_label(p.run_at) for p in points]
+    labels = run_labels([(p.run_id, p.run_at) for p in points])
     return _draw("win-rate", labels, [s], ylabel="win rate", reference=(0.5, "even"))
 
 
@@ -171,7 +195,8 @@ def repro_svg(points: Sequence[ReproPoint]) -> str | None:
         )
         for v in versions
     ]
-    return _draw("repro", [_tick_label(runs[r]) for r in order], series, ylabel="reproduced")
+    labels = run_labels([(r, runs[r]) for r in order])
+    return _draw("repro", labels, series, ylabel="reproduced")
 
 
 def flake_svg(points: Sequence[FlakePoint]) -> str | None:
@@ -214,35 +239,39 @@ def consistency_svg(points: Sequence[ConsistencyPoint]) -> str | None:
         )
         for j in judges
     ]
-    return _draw("consistency", [_tick_label(runs[r]) for r in order], series, ylabel="consistent")
+    labels = run_labels([(r, runs[r]) for r in order])
+    return _draw("consistency", labels, series, ylabel="consistent")
 
 
 def charts(history: History) -> list[Chart]:
-    """The four history charts, in report order."""
+    """The four history charts, in report order (every point is of ``history.kind``)."""
+    kind = history.kind
+    runs = f"{'PR' if kind is RunKind.PR else kind.value} run"
     return [
         Chart(
             "chart-win-rate",
             "Candidate win rate",
-            "Per run, over decisive pairs, with its Wilson 95% band; the dashed line is 50%.",
+            f"Per {runs}, over decisive pairs, with its Wilson 95% band; the dashed line is 50%.",
             win_rate_svg(history.win_rate),
         ),
         Chart(
             "chart-repro",
             "Reproduction rate",
-            "Per run and agent version, over decided cases (flaky and errors left out), "
+            f"Per {runs} and agent version, over decided cases (flaky and errors left out), "
             "with Wilson 95% bands.",
             repro_svg(history.repro),
         ),
         Chart(
             "chart-flakes",
             "Flake rate",
-            "Per night: share of executed test keys in state flaky, with its Wilson 95% band.",
+            f"Per night, over the test keys its {runs}s executed: share in state flaky, "
+            "with its Wilson 95% band.",
             flake_svg(history.flakes),
         ),
         Chart(
             "chart-consistency",
             "Judge position consistency",
-            "Per run: share of near-identical pairs judged the same in both orders "
+            f"Per {runs}: share of near-identical pairs judged the same in both orders "
             "(position probe), with its 95% band.",
             consistency_svg(history.consistency),
         ),

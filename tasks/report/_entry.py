@@ -28,7 +28,14 @@ from tasks.report._render import render_markdown
 from tasks.report._summary import build_summary
 from tasks.report._write import write_report
 from tasks.sandbox import SandboxResult
-from tasks.score import GateDecision, GateThresholds, ScoreResult, decide_gate
+from tasks.score import (
+    Evaluation,
+    GateDecision,
+    GateThresholds,
+    ScoreResult,
+    decide_gate,
+    last_calibration,
+)
 
 
 class ReportInputs(StageInputs):
@@ -55,6 +62,13 @@ class ReportInputs(StageInputs):
     """The classify stage's result: the plan and its cases."""
     hashed: HashResult
     """The hash-corpus stage's result."""
+    order: list[str] = Field(default_factory=list)
+    """The seeded random order the planned cases were evaluated in (the gate's bounds take
+    the cases in it)."""
+    evaluation: Evaluation | None = Field(default=None, exclude=True)
+    """How much of the plan was evaluated and why it stopped, when the plan ran any case.
+    Not part of the identity: it follows from the batches' results (which are), except its
+    sandbox seconds, the wall time of the attempt that ran them."""
     sandbox: SandboxResult | None = None
     """The sandbox stage's result, when the plan ran it."""
     flakes: FlakeResult | None = None
@@ -84,11 +98,14 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
 
     return decide_gate(
         planned_cases=len(inputs.classify.planned_case_ids),
+        order=inputs.order,
+        verdicts={v.case_id: v.outcome for v in score.verdicts} if score else {},
         score=score.summary if score else None,
         baseline_repro=outcomes(inputs.baseline),
         candidate_repro=outcomes(inputs.candidate),
         judge_degraded=bool(score and score.health.degraded),
         thresholds=settings.gate,
+        evaluated=inputs.evaluation.evaluated if inputs.evaluation and inputs.order else None,
     )
 
 
@@ -107,15 +124,24 @@ def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:
         strategy=inputs.strategy,
         stages_run=[s.value for s in inputs.stages_run],
         classify=classify,
-        case_ids=classify.planned_case_ids,
+        case_ids=_evaluated(inputs),
         categories=classify.categories(),
         sandbox=inputs.sandbox,
         reproductions=inputs.flakes.reproductions if inputs.flakes else [],
         flakes=inputs.flakes.flakes if inputs.flakes else [],
         score=inputs.score,
         gate=gate_of(inputs, settings),
+        evaluation=inputs.evaluation,
     )
-    return summary
+    calibration = last_calibration(inputs.ledger, inputs.judge, inputs.strategy)
+    return summary.model_copy(update={"calibration": calibration})
+
+
+def _evaluated(inputs: ReportInputs) -> list[str]:
+    """The cases the run evaluated (an adaptive run may stop before its plan is exhausted)."""
+    if inputs.evaluation is None or not inputs.order:
+        return inputs.classify.planned_case_ids
+    return sorted(inputs.order[: inputs.evaluation.evaluated])
 
 
 def publish(summary: RunSummary, ledger: Ledger, out_dir: str | Path) -> Path:
@@ -136,8 +162,15 @@ def closing_message(summary: RunSummary) -> str:
     parts = []
     if h is not None:
         parts.append(f"candidate won {h.candidate_wins} of {h.decisive} decisive pairs")
-    if summary.gate is not None:
-        parts.append(f"gate {summary.gate.outcome.value}")
+    gate = summary.gate
+    if gate is not None:
+        text = f"gate {gate.outcome.value} (exit {gate.exit_code})"
+        if gate.score is not None and gate.score.mean is not None:
+            text += (
+                f": mean pair score {gate.score.mean:.2f}, bounds "
+                f"[{gate.score.lower:.2f}, {gate.score.upper:.2f}]"
+            )
+        parts.append(text)
     return "; ".join(parts) or "no pair judged"
 
 

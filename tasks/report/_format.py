@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bughunt.models import JudgeCalibration
 from bughunt.stats import Interval
 from tasks.report._model import VersionRepro
 from tasks.score.pairs import FEW_PAIRS, LengthControlled, WinRate
@@ -159,3 +160,40 @@ def counts(items: Sequence[tuple[str, int]]) -> str:
     """``judged 30, timed_out 2`` (zero counts left out); ``none`` when all are zero."""
     parts = [f"{name} {n}" for name, n in items if n]
     return ", ".join(parts) if parts else "none"
+
+
+def _figure(name: str, value: float | None, low: float | None, high: float | None, n: int) -> str:
+    if value is None:
+        return f"{name}: none (no pair to measure it on)"
+    ci = f" (95% CI {interval((low, high))})" if low is not None and high is not None else ""
+    return f"{name} {pct(value)}{ci} over {n} pairs"
+
+
+def calibration_sentence(c: JudgeCalibration) -> str:
+    """How the judge agreed with human labels when last calibrated (numbers and a date only)."""
+    kappa = (
+        f"Cohen's κ {c.kappa:.2f}"
+        + (
+            f" (95% CI {c.kappa_low:.2f}–{c.kappa_high:.2f})"
+            if c.kappa_low is not None and c.kappa_high is not None
+            else ""
+        )
+        if c.kappa is not None
+        else "Cohen's κ undefined"
+    )
+    return (
+        f"last calibrated {c.created_at:%Y-%m-%d} on {c.n} labelled pairs ({c.unscored} unscored): "
+        + "; ".join(
+            [
+                _figure("accuracy", c.accuracy, c.accuracy_low, c.accuracy_high, c.accuracy_n),
+                kappa,
+                _figure(
+                    "position consistency",
+                    c.consistency,
+                    c.consistency_low,
+                    c.consistency_high,
+                    c.consistency_n,
+                ),
+            ]
+        )
+    )

@@ -1,9 +1,11 @@
-"""Past nights, read from the ledger's views for the report's charts (docs/ledger.md).
+"""Past runs of one kind, read from the ledger's views for the report's charts (docs/report.md#history).
 
-One read-only query per series, each over a view the migrations define:
-``win_rate_history`` and ``repro_history`` (0007), ``flake_nightly`` (0004),
-``judge_bias_history`` (0006, probe ``position``, metric ``consistent``: the
-share of near-identical pairs judged the same in both orders).
+One read-only query per series, each over a view that carries the run's kind
+(migration 0011): ``win_rate_history``, ``repro_history``,
+``flake_nightly_by_kind`` and ``judge_bias_history`` (probe ``position``,
+metric ``consistent``: the share of near-identical pairs judged the same in
+both orders). A series holds runs of one kind only, nightly by default: a PR
+run is never a point of the nightly trend.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from bughunt.errors import TerminalError
+from bughunt.models import RunKind
 from ledger import Ledger
 
 DEFAULT_LIMIT = 30
@@ -31,6 +34,8 @@ class WinRatePoint(_Out):
     """Run."""
     run_at: datetime
     """Its first verdict's time (UTC)."""
+    kind: RunKind
+    """The run's kind."""
     baseline: str | None
     """Baseline agent version."""
     candidate: str | None
@@ -60,6 +65,8 @@ class ReproPoint(_Out):
     """Run."""
     run_at: datetime
     """Its first reproduction row's time (UTC)."""
+    kind: RunKind
+    """The run's kind."""
     agent_version: str
     """Agent version."""
     cases: int
@@ -77,10 +84,13 @@ class ReproPoint(_Out):
 
 
 class FlakePoint(_Out):
-    """Share of a night's executed test keys that are flaky (view ``flake_nightly``)."""
+    """Share of the test keys a night's runs of one kind executed that are flaky
+    (view ``flake_nightly_by_kind``)."""
 
     night: date
     """Night (UTC date)."""
+    kind: RunKind
+    """Kind of the runs counted."""
     keys: int
     """Test keys executed that night."""
     flaky: int
@@ -102,6 +112,8 @@ class ConsistencyPoint(_Out):
     """Run."""
     measured_at: datetime
     """When it was measured (UTC)."""
+    kind: RunKind
+    """The run's kind."""
     judge: str
     """Judge or jury."""
     value: float | None
@@ -125,10 +137,28 @@ class History(_Out):
     """Flake rate per night."""
     consistency: list[ConsistencyPoint] = []
     """Judge position consistency per run."""
+    kind: RunKind = RunKind.NIGHTLY
+    """The kind of run every point is of (the nightly trend by default)."""
     until_run_id: str | None = None
     """The run the history ends at (``None``: everything in the ledger)."""
     limit: int = DEFAULT_LIMIT
     """Runs or nights kept per series."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> History:
+        """Every point is of ``kind``: a PR run can never be a point of the nightly trend."""
+        points: list[WinRatePoint | ReproPoint | FlakePoint | ConsistencyPoint] = [
+            *self.win_rate,
+            *self.repro,
+            *self.flakes,
+            *self.consistency,
+        ]
+        other = sorted({p.kind.value for p in points if p.kind is not self.kind})
+        if other:
+            raise ValueError(
+                f"a {self.kind.value} history holds points of other kinds: {', '.join(other)}"
+            )
+        return self
 
     def is_empty(self) -> bool:
         """True when no series has a point."""
@@ -154,53 +184,66 @@ SELECT max(t) AS cutoff, count(t) AS found FROM (
 )
 """
 
-# Every series query takes (cutoff, run id, limit), the first two through the
-# CTE `p`; a null cutoff means the whole ledger.
+# Every series query takes (cutoff, run id, kind, limit), the first three through
+# the CTE `p`; a null cutoff means the whole ledger. Only rows of runs of that kind
+# count (a run without a `runs` row has no kind, and counts for none).
 _WIN_RATE = """
-WITH p AS (SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run)
-SELECT run_id, run_at, baseline, candidate, pairs, decisive, candidate_wins, ties, unscored,
-       win_rate, ci_low, ci_high
+WITH p AS (
+    SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run, CAST(? AS VARCHAR) AS kind
+)
+SELECT run_id, run_at, win_rate_history.kind, baseline, candidate, pairs, decisive,
+       candidate_wins, ties, unscored, win_rate, ci_low, ci_high
 FROM win_rate_history, p
-WHERE p.cutoff IS NULL OR run_at <= p.cutoff OR run_id = p.run
+WHERE win_rate_history.kind = p.kind
+  AND (p.cutoff IS NULL OR run_at <= p.cutoff OR run_id = p.run)
 ORDER BY run_at DESC, run_id DESC
 LIMIT ?
 """
 
 _REPRO = """
-WITH p AS (SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run),
+WITH p AS (
+    SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run, CAST(? AS VARCHAR) AS kind
+),
 h AS (
     SELECT repro_history.* FROM repro_history, p
-    WHERE p.cutoff IS NULL OR run_at <= p.cutoff OR run_id = p.run
+    WHERE repro_history.kind = p.kind
+      AND (p.cutoff IS NULL OR run_at <= p.cutoff OR run_id = p.run)
 ),
 recent AS (
     SELECT run_id FROM h GROUP BY run_id ORDER BY min(run_at) DESC, run_id DESC LIMIT ?
 )
-SELECT run_id, run_at, agent_version, cases, reproduced,
+SELECT run_id, run_at, kind, agent_version, cases, reproduced,
        reproduced + not_reproduced AS decided, rate, ci_low, ci_high
 FROM h WHERE run_id IN (SELECT run_id FROM recent)
 ORDER BY run_at DESC, run_id DESC, agent_version DESC
 """
 
 _FLAKES = """
-WITH p AS (SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run)
-SELECT night, keys, flaky, suspected, flake_rate, ci_low, ci_high
-FROM flake_nightly, p
-WHERE p.cutoff IS NULL OR night <= CAST(p.cutoff AS DATE)
+WITH p AS (
+    SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run, CAST(? AS VARCHAR) AS kind
+)
+SELECT night, flake_nightly_by_kind.kind, keys, flaky, suspected, flake_rate, ci_low, ci_high
+FROM flake_nightly_by_kind, p
+WHERE flake_nightly_by_kind.kind = p.kind
+  AND (p.cutoff IS NULL OR night <= CAST(p.cutoff AS DATE))
 ORDER BY night DESC
 LIMIT ?
 """
 
 _CONSISTENCY = """
-WITH p AS (SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run),
+WITH p AS (
+    SELECT CAST(? AS TIMESTAMP) AS cutoff, CAST(? AS VARCHAR) AS run, CAST(? AS VARCHAR) AS kind
+),
 h AS (
     SELECT judge_bias_history.* FROM judge_bias_history, p
     WHERE probe = 'position' AND metric = 'consistent' AND strategy = 'single'
+      AND judge_bias_history.kind = p.kind
       AND (p.cutoff IS NULL OR measured_at <= p.cutoff OR run_id = p.run)
 ),
 recent AS (
     SELECT run_id FROM h GROUP BY run_id ORDER BY min(measured_at) DESC, run_id DESC LIMIT ?
 )
-SELECT run_id, measured_at, judge, value, ci_low, ci_high, n
+SELECT run_id, measured_at, kind, judge, value, ci_low, ci_high, n
 FROM h WHERE run_id IN (SELECT run_id FROM recent)
 ORDER BY measured_at DESC, run_id DESC, judge DESC
 """
@@ -211,14 +254,20 @@ def _rows(store: Ledger, sql: str, params: list[Any]) -> list[dict[str, Any]]:
 
 
 def load_history(
-    ledger: Ledger, *, until_run_id: str | None = None, limit: int = DEFAULT_LIMIT
+    ledger: Ledger,
+    *,
+    until_run_id: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    kind: RunKind = RunKind.NIGHTLY,
 ) -> History:
-    """The last ``limit`` runs (nights for flakes) of every series, oldest first.
+    """The last ``limit`` runs (nights for flakes) of ``kind`` in every series, oldest first.
 
-    With ``until_run_id``, only what the ledger knew when that run finished:
-    rows no later than the run's latest verdict, reproduction, probe or flake
-    row (and the run's own rows). Raises ``TerminalError`` when the run has no
-    row at all, or when the ledger file does not exist. Read-only.
+    Only runs of ``kind`` are points (nightly by default: a PR run, ad-hoc
+    probe or ingest is never in the nightly trend). With ``until_run_id``,
+    only what the ledger knew when that run finished: rows no later than the
+    run's latest verdict, reproduction, probe or flake row (and the run's own
+    rows, when it is of ``kind``). Raises ``TerminalError`` when the run has
+    no row at all, or when the ledger file does not exist. Read-only.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
@@ -228,7 +277,7 @@ def load_history(
         if not found["found"]:
             raise TerminalError(f"no run {until_run_id!r} in the ledger", file=str(ledger.path))
         cutoff = found["cutoff"]
-    params = [cutoff, until_run_id, limit]
+    params = [cutoff, until_run_id, kind.value, limit]
     win = _rows(ledger, _WIN_RATE, params)
     repro = _rows(ledger, _REPRO, params)
     flakes = _rows(ledger, _FLAKES, params)
@@ -241,6 +290,7 @@ def load_history(
             ConsistencyPoint(**{**r, "measured_at": _utc(r["measured_at"])})
             for r in reversed(consistency)
         ],
+        kind=kind,
         until_run_id=until_run_id,
         limit=limit,
     )

@@ -12,10 +12,18 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from bughunt.models import BiasProbe, BugCategory, ReproOutcome, RunKind, RunStatus, Strategy
+from bughunt.models import (
+    BiasProbe,
+    BugCategory,
+    JudgeCalibration,
+    ReproOutcome,
+    RunKind,
+    RunStatus,
+    Strategy,
+)
 from bughunt.stats import Interval
 from tasks.flakes import FlakyTest
-from tasks.score import GateDecision, JudgeHealth, OutcomeSummary
+from tasks.score import Evaluation, GateDecision, JudgeHealth, OutcomeSummary
 from tasks.score.pairs import ScoreSummary
 
 
@@ -115,6 +123,11 @@ class RunSummary(_Out):
     probes: list[BiasProbe]
     """The judge's bias probes measured this run."""
     health: JudgeHealth
-    """Judge calls by status, breaker, cache."""
+    """Judge calls by status, breaker, cache: in all, and verdict and bias-probe calls apart."""
     gate: GateDecision | None = None
     """The PR gate's decision (PR runs)."""
+    evaluation: Evaluation | None = None
+    """How much of its plan the run evaluated, in what order, and why it stopped there."""
+    calibration: JudgeCalibration | None = None
+    """The judge's last calibration against human labels under this strategy
+    (``bughunt judge calibrate``), when it has one."""

@@ -24,6 +24,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from bughunt.models import BiasProbe, RunKind
 from tasks.report import _format as fmt
+from tasks.report._counts import NOT_JUDGED
 from tasks.report._escape import MdSafe, clip, md_escape
 from tasks.report._history import History
 from tasks.report._model import RunSummary
@@ -35,10 +36,6 @@ HTML_TEMPLATE = "report.html.j2"
 
 def _dt(value: datetime) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _day(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d")
 
 
 def _kind(kind: RunKind) -> str:
@@ -67,6 +64,7 @@ _TRUSTED: dict[str, Callable[..., str]] = {
     "p_value": fmt.p_value,
     "significance": fmt.significance,
     "win_sentence": fmt.win_sentence,
+    "calibration": fmt.calibration_sentence,
     "win_cell": fmt.win_cell,
     "lc_rate": fmt.lc_rate,
     "repro_sentence": fmt.repro_sentence,
@@ -74,7 +72,6 @@ _TRUSTED: dict[str, Callable[..., str]] = {
     "metric": _metric,
     "plural": fmt.plural,
     "dt": _dt,
-    "day": _day,
     "kind": _kind,
 }
 
@@ -112,6 +109,7 @@ def _base(autoescape: bool) -> Environment:
         keep_trailing_newline=True,
     )
     env.globals["PROBE_LEGEND"] = fmt.PROBE_LEGEND
+    env.globals["NOT_JUDGED"] = NOT_JUDGED
     env.filters["clip"] = clip
     env.filters["short"] = lambda h: clip(h, 13)
     return env
@@ -128,6 +126,7 @@ def markdown_env() -> Environment:
     env.filters["md_lines"] = _md_lines
     env.filters["flag"] = _md_flag
     env.globals["PROBE_LEGEND"] = MdSafe(fmt.PROBE_LEGEND)  # bughunt's own words
+    env.globals["NOT_JUDGED"] = MdSafe(NOT_JUDGED)
     return env
 
 

@@ -23,7 +23,14 @@ from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
 from tasks.report._model import CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
-from tasks.score import GateDecision, JudgeHealth, ScoreResult, summarize
+from tasks.score import (
+    Evaluation,
+    GateDecision,
+    JudgeHealth,
+    ScoreResult,
+    call_counts,
+    summarize,
+)
 
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
@@ -135,8 +142,10 @@ def build_summary(
     flakes: Sequence[FlakeRecord],
     score: ScoreResult | None,
     gate: GateDecision | None,
+    evaluation: Evaluation | None = None,
 ) -> RunSummary:
     """The RunSummary of one run (also its summary.json)."""
+    no_calls = call_counts([])
     health = (
         score.health
         if score
@@ -147,6 +156,8 @@ def build_summary(
             requests=0,
             degraded=False,
             degraded_reason=None,
+            verdict_calls=no_calls,
+            probe_calls=no_calls,
         )
     )
     return RunSummary(
@@ -179,4 +190,5 @@ def build_summary(
         probes=score.probes if score else [],
         health=health,
         gate=gate,
+        evaluation=evaluation,
     )

@@ -7,12 +7,13 @@ HTML and the Prefect table artifacts alike.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bughunt.models import BiasProbe, CallStatus, ProbeKind, ReproOutcome
 from tasks.report._charts import Chart, charts
+from tasks.report._counts import CallRow, call_rows, count_lines, run_counts
+from tasks.report._escape import MdSafe
 from tasks.report._format import FEW_CASES
 from tasks.report._history import History
 from tasks.report._model import CaseRow, RunSummary
@@ -83,9 +84,13 @@ class View:
     history: History
     categories: list[CategoryRow]
     probes: list[ProbeRow]
-    calls_by_status: list[tuple[str, int]]
+    counts: list[MdSafe]
+    """The run's count lines (pairs, verdict, bias-probe and all judge calls), as every output says them."""
+    calls: list[CallRow]
+    """The judge's calls per purpose, for the Judge section's table."""
+    call_statuses: list[str]
+    """The call table's status columns."""
     charts: list[Chart]
-    verdicts: dict[str, int] = field(default_factory=dict)
     history_rows: int = HISTORY_ROWS
     few_cases: int = FEW_CASES
 
@@ -135,20 +140,23 @@ def probe_rows(probes: Sequence[BiasProbe]) -> list[ProbeRow]:
     return [ProbeRow(p, p.n < FEW_CASES) for p in ordered]
 
 
-def status_counts(calls_by_status: dict[str, int]) -> list[tuple[str, int]]:
-    """Every terminal status in the contract's order (zeros included), then any other key."""
-    known = [(s, calls_by_status.get(s, 0)) for s in _STATUS_ORDER]
-    return known + sorted((k, v) for k, v in calls_by_status.items() if k not in _STATUS_ORDER)
+def status_columns(rows: Sequence[CallRow]) -> list[str]:
+    """Every terminal status in the contract's order (zeros included), then any other key seen."""
+    seen = {k for r in rows if r.counts for k in r.counts.by_status}
+    return _STATUS_ORDER + sorted(seen - set(_STATUS_ORDER))
 
 
 def build_view(summary: RunSummary, history: History, *, with_charts: bool) -> View:
     """The view of one run; charts are drawn only when the format embeds them (HTML)."""
+    calls = call_rows(summary.health)
     return View(
         s=summary,
         history=history,
         categories=category_rows(summary),
         probes=probe_rows(summary.probes),
-        calls_by_status=status_counts(summary.health.calls_by_status),
+        # Numbers and fixed words only (tasks/report/_counts.py): nothing to escape in Markdown.
+        counts=[MdSafe(line) for line in count_lines(run_counts(summary))],
+        calls=calls,
+        call_statuses=status_columns(calls),
         charts=charts(history) if with_charts else [],
-        verdicts=dict(Counter(c.verdict for c in summary.cases)),
     )

@@ -96,6 +96,21 @@ def write_report(
     return paths
 
 
+def find_summary(ledger: Ledger, run_id: str) -> RunSummary | None:
+    """The RunSummary the ``report`` stage stored for ``run_id``; ``None`` when there is none.
+
+    A run whose report stage never finished (or an id only ingested records
+    carry) has none. Raises ``TerminalError`` when the stored payload is not
+    a valid summary. Read-only.
+    """
+    rows = ledger.query(
+        "SELECT run_id, payload FROM stage_outputs WHERE stage = ? AND run_id = ? "
+        "ORDER BY recorded_at DESC LIMIT 1",
+        [REPORT_STAGE, run_id],
+    )
+    return _summary_of(ledger, rows[0]) if rows else None
+
+
 def load_summary(ledger: Ledger, run_id: str | None = None) -> RunSummary:
     """The RunSummary the ``report`` stage stored for ``run_id`` (the latest run's when ``None``).
 
@@ -103,25 +118,26 @@ def load_summary(ledger: Ledger, run_id: str | None = None) -> RunSummary:
     Raises ``TerminalError`` naming the run when there is none, or when the
     stored payload is not a valid summary. Read-only.
     """
-    if run_id is None:
+    if run_id is not None:
+        found = find_summary(ledger, run_id)
+        if found is not None:
+            return found
+    else:
         rows = ledger.query(
             "SELECT run_id, payload FROM stage_outputs WHERE stage = ? "
             "ORDER BY recorded_at DESC, run_id DESC LIMIT 1",
             [REPORT_STAGE],
         )
-    else:
-        rows = ledger.query(
-            "SELECT run_id, payload FROM stage_outputs WHERE stage = ? AND run_id = ? "
-            "ORDER BY recorded_at DESC LIMIT 1",
-            [REPORT_STAGE, run_id],
-        )
-    if not rows:
-        which = f"run {run_id!r}" if run_id else "any run"
-        raise TerminalError(
-            f"no report stored for {which}: the report stage has not finished there",
-            file=str(ledger.path),
-        )
-    row = rows[0]
+        if rows:
+            return _summary_of(ledger, rows[0])
+    which = f"run {run_id!r}" if run_id else "any run"
+    raise TerminalError(
+        f"no report stored for {which}: the report stage has not finished there",
+        file=str(ledger.path),
+    )
+
+
+def _summary_of(ledger: Ledger, row: dict[str, Any]) -> RunSummary:
     try:
         payload = row["payload"]
         data = json.loads(payload) if isinstance(payload, str) else payload

@@ -25,6 +25,8 @@ class SandboxInputs(StageInputs):
     """The hash-corpus stage's result: each case's hash."""
     agents: list[AgentVersion]
     """The agents whose reports are run (baseline, candidate)."""
+    case_ids: list[str] | None = None
+    """The cases of this batch (an adaptive run's); ``None``: every planned case."""
 
 
 def run(
@@ -38,7 +40,7 @@ def run(
     """
     return run_sandbox(
         inputs.corpus,
-        case_ids=inputs.classify.planned_case_ids,
+        case_ids=(inputs.classify.planned_case_ids if inputs.case_ids is None else inputs.case_ids),
         agents=inputs.agents,
         case_hashes=inputs.hashed.hashes(),
         run_id=inputs.run_id,

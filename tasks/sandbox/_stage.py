@@ -168,6 +168,23 @@ class SandboxResult(BaseModel):
         """Every execution of the run."""
         return [o for p in self.pairs for o in p.observations]
 
+    @classmethod
+    def merge(cls, parts: Sequence[SandboxResult]) -> SandboxResult:
+        """One result from the batches of an adaptive run (each case in one batch)."""
+        if not parts:
+            raise ValueError("nothing to merge")
+        return cls(
+            image=parts[0].image,
+            image_id=parts[0].image_id,
+            seed=parts[0].seed,
+            swept=[c for p in parts for c in p.swept],
+            checks=[c for p in parts for c in p.checks],
+            pairs=sorted(
+                (pair for p in parts for pair in p.pairs),
+                key=lambda pair: (pair.case_id, pair.agent_version),
+            ),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class _Job:

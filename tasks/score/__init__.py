@@ -1,18 +1,33 @@
 """Stage 5, score: the outcome contract, judging and statistics (docs/outcome-contract.md, docs/judges.md)."""
 
+from tasks.score._adaptive import (
+    Evaluation,
+    StopReason,
+    evaluation_order,
+    interval_decided,
+    score_interval,
+)
 from tasks.score._cache import ledger_lookup
+from tasks.score._calibrate import (
+    CalibrationRun,
+    CalibrationSettings,
+    calibrate_judge,
+    calibration_row,
+    last_calibration,
+)
 from tasks.score._corpus_probe import CorpusProbeResult, latest_outcomes, probe_corpus
 from tasks.score._entry import RECORD, ScoreInputs, evidence_of, run
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._gate import (
+    GateBounds,
     GateDecision,
     GateOutcome,
     GateThresholds,
     decide_gate,
     load_gate_thresholds,
-    reproduction_test,
 )
-from tasks.score._stage import JudgeHealth, ScoreResult, ScoreSettings, score_stage
+from tasks.score._health import CallCounts, JudgeHealth, call_counts
+from tasks.score._stage import ScoreResult, ScoreSettings, score_stage
 from tasks.score._stored import conflict_rows, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
@@ -21,8 +36,13 @@ from tasks.score.records import BadLine, ReadResult, read_records, record_from_d
 __all__ = [
     "RECORD",
     "BadLine",
+    "CalibrationRun",
+    "CalibrationSettings",
+    "CallCounts",
     "CaseState",
     "CorpusProbeResult",
+    "Evaluation",
+    "GateBounds",
     "GateDecision",
     "GateOutcome",
     "GateThresholds",
@@ -33,10 +53,17 @@ __all__ = [
     "ScoreInputs",
     "ScoreResult",
     "ScoreSettings",
+    "StopReason",
+    "calibrate_judge",
+    "calibration_row",
+    "call_counts",
     "conflict_rows",
     "decide_gate",
+    "evaluation_order",
     "evidence_of",
     "identity_of",
+    "interval_decided",
+    "last_calibration",
     "latest_outcomes",
     "ledger_lookup",
     "load_gate_thresholds",
@@ -45,8 +72,8 @@ __all__ = [
     "record_from_dict",
     "render_summary",
     "report_quality",
-    "reproduction_test",
     "run",
+    "score_interval",
     "score_stage",
     "stored_records",
     "summarize",

@@ -31,6 +31,9 @@ class ScoreInputs(StageInputs):
     judges: list[JudgeConfig]
     """The judge, or a jury's members. Configurations: a backend holds locks and HTTP
     clients that cannot travel to another process, so judges are built where the stage runs."""
+    earlier: ScoreResult | None = None
+    """What earlier batches of an adaptive run scored (``sandbox`` and ``flakes`` then cover
+    them too): their pairs are not judged again."""
 
 
 def evidence_of(
@@ -71,6 +74,7 @@ def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
         judges=[build_judge(c) for c in inputs.judges],
         settings=settings,
         ledger=inputs.ledger,
+        earlier=inputs.earlier,
     )
 
 
@@ -78,13 +82,34 @@ def _rows(_inputs: ScoreInputs, result: ScoreResult) -> list[Row]:
     return [*result.calls, *result.verdicts, *result.probes]
 
 
-def _restore(_payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
-    """The run's judge calls, read back from ``judge_calls`` (in the order written)."""
-    table = store.query_arrow("SELECT * FROM judge_calls WHERE run_id = ? ORDER BY rowid", [run_id])
+def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
+    """The stage's judge calls, read back from ``judge_calls`` by id (in the order written).
+
+    A checkpoint written before calls were listed by id (one score stage per run) gets
+    every call of its run.
+    """
+    if "call_ids" not in payload:
+        table = store.query_arrow(
+            "SELECT * FROM judge_calls WHERE run_id = ? ORDER BY rowid", [run_id]
+        )
+        return {"calls": [c.model_dump(mode="json") for c in arrow_to_rows(JudgeCall, table)]}
+    table = store.query_arrow(
+        "SELECT * FROM judge_calls WHERE run_id = ? AND list_contains(?, call_id) ORDER BY rowid",
+        [run_id, payload.get("call_ids", [])],
+    )
     return {"calls": [c.model_dump(mode="json") for c in arrow_to_rows(JudgeCall, table)]}
 
 
+def _call_ids(result: ScoreResult) -> dict[str, Any]:
+    return {"call_ids": [c.call_id for c in result.calls]}
+
+
 RECORD: StageRecord[ScoreInputs, ScoreResult] = StageRecord(
-    "score", ScoreResult, rows=_rows, payload_exclude={"calls"}, restore_rows=_restore
+    "score",
+    ScoreResult,
+    rows=_rows,
+    payload_exclude={"calls"},
+    restore_rows=_restore,
+    payload_keys=_call_ids,
 )
 """Judge calls, verdicts and probes go to their tables; calls are left out of the payload."""

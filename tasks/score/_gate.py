@@ -1,22 +1,35 @@
-"""The PR gate (docs/operations.md, issue [8]): pass, regression, review_failed, nothing_to_evaluate.
+"""The PR gate (docs/gate.md): nothing_to_evaluate, review_failed, regression, pass, inconclusive.
 
-It keeps two things apart: a *finding* (the candidate is judged worse, or
-reproduces fewer bugs, with significance) and a *failure to review* (too many
-pairs could not be judged or run). The second fails closed with its own exit
+It keeps three things apart: a *finding* (the candidate is worse, with an
+anytime-valid bound to show it), *evidence of no harm* (the candidate is not
+worse by more than the margin, again shown by a bound), and everything in
+between, which is ``inconclusive`` — never a pass. A *failure to review*
+(too many pairs could not be judged or run) fails closed with its own exit
 code and never claims the change regresses.
+
+The bounds are confidence sequences (:mod:`bughunt.sequential`) over the
+cases in the run's seeded random order, so they stay valid when an adaptive
+run looks after every batch. A case's pair score is 1 (candidate wins), ½
+(tie) or 0; a case that could not be judged or run counts as the worst value
+for the test it could pass and the best for the one it could fail, so a
+missing result never helps either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.config import load_section
-from bughunt.models import ReproOutcome
-from bughunt.stats import sign_test
+from bughunt.models import ReproOutcome, VerdictOutcome
+from bughunt.sequential import Side, bound, rejected
 from tasks.score.pairs import ScoreSummary
 
 
@@ -25,6 +38,7 @@ class GateOutcome(StrEnum):
     REGRESSION = "regression"
     REVIEW_FAILED = "review_failed"
     NOTHING_TO_EVALUATE = "nothing_to_evaluate"
+    INCONCLUSIVE = "inconclusive"
 
 
 EXIT_CODES: dict[GateOutcome, int] = {
@@ -32,23 +46,53 @@ EXIT_CODES: dict[GateOutcome, int] = {
     GateOutcome.REGRESSION: 1,
     GateOutcome.REVIEW_FAILED: 3,
     GateOutcome.NOTHING_TO_EVALUATE: 0,
+    GateOutcome.INCONCLUSIVE: 4,
 }
+
+REGRESSION_TESTS = 2
+"""The regression family (score, reproduction) shares the gate's alpha (Bonferroni)."""
 
 
 class GateThresholds(BaseModel):
-    """``[tool.bughunt.gate]``: when a difference is a finding, when a review failed."""
+    """``[tool.bughunt.gate]``: the margin, the error rate, and when a review failed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    """Significance level of the sign test (judged pairs) and of the reproduction test."""
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+    """Error rate of the whole gate: of passing a candidate whose score is ½ − margin, and of
+    calling a regression on one whose score is ½ (split over the regression tests)."""
+    margin: float = Field(default=0.10, gt=0, lt=0.5)
+    """How much worse than the baseline a candidate may be and still pass (in mean pair score;
+    in reproduction rate, the same share of cases)."""
     max_unreviewed: float = Field(default=0.25, ge=0, le=1)
-    """Largest share of pairs (or of cases) that may go unjudged (or unrun) before the review fails."""
+    """Largest share of pairs (or of cases) that may go unjudged (or unrun) before the review
+    fails."""
+    inconclusive: Literal["fail", "pass"] = "fail"
+    """How ``fail_on_gate`` treats an inconclusive gate: fail the flow run (default) or accept it."""
 
 
 def load_gate_thresholds(path: str | Path | None = None) -> GateThresholds:
     """Gate thresholds from ``[tool.bughunt.gate]``; defaults where unset."""
     return load_section(GateThresholds, "gate", path)
+
+
+class GateBounds(BaseModel):
+    """One gate measure over the cases evaluated so far, with its anytime-valid bounds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    mean: float | None
+    """Mean over the cases with a result (``None`` when none has one)."""
+    lower: float
+    """Lower bound at the pass test's level (missing results counted as 0)."""
+    upper: float
+    """Upper bound at the regression test's level (missing results counted as 1)."""
+    known: int
+    """Cases with a result."""
+    evaluated: int
+    """Cases evaluated (with or without a result)."""
+    population: int
+    """Cases the plan holds: the finite corpus the bounds are about."""
 
 
 class GateDecision(BaseModel):
@@ -57,47 +101,180 @@ class GateDecision(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     outcome: GateOutcome
-    """pass, regression, review_failed or nothing_to_evaluate."""
+    """pass, regression, review_failed, nothing_to_evaluate or inconclusive."""
     exit_code: int
-    """0 (pass, nothing to evaluate), 1 (regression), 3 (review failed)."""
+    """0 (pass, nothing to evaluate), 1 (regression), 3 (review failed), 4 (inconclusive)."""
     message: str
     """What a reviewer reads: the decision and the evidence for it."""
+    score: GateBounds | None = None
+    """The candidate's mean pair score (win 1, tie ½, loss 0) with its bounds."""
+    tie_share: float | None = None
+    """Share of judged pairs that were ties (ties pull the score towards ½)."""
+    reproduction: GateBounds | None = None
+    """½ + (candidate's − baseline's reproduction rate) / 2 over cases, with its bounds."""
+    thresholds: GateThresholds | None = None
+    """The thresholds it was decided with."""
+
+    def fails_flow(self) -> bool:
+        """Whether ``fail_on_gate`` ends the flow run Failed on this outcome."""
+        if self.outcome is GateOutcome.INCONCLUSIVE:
+            return self.thresholds is None or self.thresholds.inconclusive == "fail"
+        return self.exit_code != 0
 
 
-def _decide(outcome: GateOutcome, message: str) -> GateDecision:
-    return GateDecision(outcome=outcome, exit_code=EXIT_CODES[outcome], message=message)
+def _decide(outcome: GateOutcome, message: str, **evidence: object) -> GateDecision:
+    return GateDecision.model_validate(
+        {"outcome": outcome, "exit_code": EXIT_CODES[outcome], "message": message, **evidence}
+    )
 
 
-def reproduction_test(
-    baseline: Mapping[str, ReproOutcome], candidate: Mapping[str, ReproOutcome]
-) -> tuple[int, int, float | None]:
-    """Paired exact test on cases both versions decided (McNemar's, as a sign test).
+# ---- the sequential core: shared by the gate and its simulation ---------------------------------
 
-    Returns (cases only the baseline reproduced, cases only the candidate
-    reproduced, two-sided p). Flaky and error cases are left out on both sides.
+
+class Sequences(BaseModel):
+    """A run's cases in evaluation order, as the four score sequences the gate tests.
+
+    ``*_low`` count a missing result as 0 (the pass tests), ``*_high`` as 1
+    (the regression tests). Arrays of shape ``(..., T)``.
     """
-    decided = {ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED}
-    lost = won = 0
-    for case, b in baseline.items():
-        c = candidate.get(case)
-        if b not in decided or c not in decided:
-            continue
-        if b is ReproOutcome.REPRODUCED and c is ReproOutcome.NOT_REPRODUCED:
-            lost += 1
-        elif c is ReproOutcome.REPRODUCED and b is ReproOutcome.NOT_REPRODUCED:
-            won += 1
-    return lost, won, sign_test(won, lost)
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    score_low: NDArray[np.float64]
+    score_high: NDArray[np.float64]
+    repro_low: NDArray[np.float64]
+    repro_high: NDArray[np.float64]
+
+
+def regression_tests(
+    seqs: Sequences, population: int, thresholds: GateThresholds
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(score shown below ½, reproduction shown worse) after each case, each at alpha/2."""
+    a = thresholds.alpha / REGRESSION_TESTS
+    return (
+        rejected(seqs.score_high, population=population, m=0.5, alpha=a, side=Side.BELOW),
+        rejected(seqs.repro_high, population=population, m=0.5, alpha=a, side=Side.BELOW),
+    )
+
+
+def pass_tests(
+    seqs: Sequences, population: int, thresholds: GateThresholds
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(score shown ≥ ½ − margin, reproduction shown within the margin) after each case, each
+    at alpha (an intersection–union test needs no split)."""
+    a, margin = thresholds.alpha, thresholds.margin
+    return (
+        rejected(seqs.score_low, population=population, m=0.5 - margin, alpha=a, side=Side.ABOVE),
+        rejected(
+            seqs.repro_low, population=population, m=0.5 - margin / 2, alpha=a, side=Side.ABOVE
+        ),
+    )
+
+
+def gate_steps(
+    seqs: Sequences, population: int, thresholds: GateThresholds
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(regression shown, pass shown) after each case, once shown staying shown.
+
+    Regression: the score's upper bound < ½, or the reproduction measure's
+    upper bound < ½, each at alpha/2. Pass: the score's lower bound ≥ ½ −
+    margin and the reproduction rate not lower by more than the margin, each
+    at alpha.
+    """
+    score_down, repro_down = regression_tests(seqs, population, thresholds)
+    score_ok, repro_ok = pass_tests(seqs, population, thresholds)
+    return score_down | repro_down, score_ok & repro_ok
+
+
+# ---- from a run's evidence to the sequences -------------------------------------------------------
+
+PAIR_SCORE: dict[VerdictOutcome, float] = {
+    VerdictOutcome.CANDIDATE: 1.0,
+    VerdictOutcome.TIE: 0.5,
+    VerdictOutcome.BASELINE: 0.0,
+}
+_DECIDED = {ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED}
+
+
+def _repro_value(b: ReproOutcome | None, c: ReproOutcome | None) -> float | None:
+    if b not in _DECIDED or c not in _DECIDED:
+        return None
+    won = float(c is ReproOutcome.REPRODUCED) - float(b is ReproOutcome.REPRODUCED)
+    return (won + 1) / 2
+
+
+class _Evidence:
+    """The evaluated cases in order, each with its pair score and reproduction measure."""
+
+    def __init__(
+        self,
+        order: Sequence[str],
+        verdicts: Mapping[str, VerdictOutcome],
+        baseline: Mapping[str, ReproOutcome],
+        candidate: Mapping[str, ReproOutcome],
+        evaluated: int | None,
+    ) -> None:
+        if evaluated is not None:
+            self.cases = list(order[:evaluated])
+        else:
+            seen = set(verdicts) | set(baseline) | set(candidate)
+            self.cases = [c for c in order if c in seen]
+        self.score = [PAIR_SCORE.get(verdicts.get(c, VerdictOutcome.UNSCORED)) for c in self.cases]
+        self.repro = [_repro_value(baseline.get(c), candidate.get(c)) for c in self.cases]
+        self.ties = sum(1 for c in self.cases if verdicts.get(c) is VerdictOutcome.TIE)
+
+    def sequences(self) -> Sequences:
+        def filled(values: list[float | None], missing: float) -> NDArray[np.float64]:
+            return np.array([missing if v is None else v for v in values], dtype=np.float64)
+
+        return Sequences(
+            score_low=filled(self.score, 0.0),
+            score_high=filled(self.score, 1.0),
+            repro_low=filled(self.repro, 0.0),
+            repro_high=filled(self.repro, 1.0),
+        )
+
+
+def _bounds(
+    values: list[float | None],
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
+    population: int,
+    thresholds: GateThresholds,
+) -> GateBounds:
+    known = [v for v in values if v is not None]
+    return GateBounds(
+        mean=sum(known) / len(known) if known else None,
+        lower=bound(low, population=population, alpha=thresholds.alpha, side=Side.ABOVE),
+        upper=bound(
+            high,
+            population=population,
+            alpha=thresholds.alpha / REGRESSION_TESTS,
+            side=Side.BELOW,
+        ),
+        known=len(known),
+        evaluated=len(values),
+        population=population,
+    )
+
+
+# ---- failures to review --------------------------------------------------------------------------
 
 
 def _unrun_problem(
-    baseline_repro: Mapping[str, ReproOutcome],
-    candidate_repro: Mapping[str, ReproOutcome],
+    ev: _Evidence,
+    baseline: Mapping[str, ReproOutcome],
+    candidate: Mapping[str, ReproOutcome],
     thresholds: GateThresholds,
 ) -> str | None:
     """Why the review failed on reproductions, when too many could not be run."""
-    cases = max(1, len(candidate_repro))
-    unrun = sum(1 for o in candidate_repro.values() if o is ReproOutcome.ERROR)
-    unrun += sum(1 for o in baseline_repro.values() if o is ReproOutcome.ERROR)
+    cases = max(1, len(ev.cases))
+    unrun = sum(
+        1
+        for c in ev.cases
+        for side in (baseline, candidate)
+        if side.get(c) in (None, ReproOutcome.ERROR)
+    )
     if unrun / (2 * cases) > thresholds.max_unreviewed:
         return f"{unrun} of {2 * cases} reproductions could not be run or had no usable report"
     return None
@@ -106,11 +283,12 @@ def _unrun_problem(
 def _unjudged_problem(
     score: ScoreSummary | None, judge_degraded: bool, thresholds: GateThresholds
 ) -> str | None:
-    """Why the review failed on judging, when too many pairs went unjudged or the breaker opened."""
+    """Why the review failed on judging: too many pairs unjudged, the breaker opened, or none judged."""
     if score is None or not score.pairs:
-        return None
+        return "no pair was judged" if judge_degraded else None
+    judged = score.pairs - score.unscored
     share = score.unscored / score.pairs
-    if not (share > thresholds.max_unreviewed or judge_degraded):
+    if not (share > thresholds.max_unreviewed or judge_degraded or judged == 0):
         return None
     why = [f"{score.unscored} of {score.pairs} pairs could not be judged"]
     if judge_degraded:
@@ -118,62 +296,130 @@ def _unjudged_problem(
     return " and ".join(why)
 
 
-def _judge_finding(score: ScoreSummary | None, thresholds: GateThresholds) -> str | None:
-    """The finding that the judge prefers the baseline with significance, when it does."""
-    if score is None or score.sign_test_p is None:
-        return None
-    if not (score.baseline_wins > score.candidate_wins and score.sign_test_p < thresholds.alpha):
-        return None
+# ---- what a reviewer reads -----------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return f"{x:.0%}"
+
+
+def _score_text(b: GateBounds, tie_share: float | None) -> str:
+    mean = f"{b.mean:.2f}" if b.mean is not None else "n/a"
+    ties = f", {_pct(tie_share)} ties" if tie_share is not None else ""
     return (
-        f"the judge prefers the baseline in {score.baseline_wins} of {score.decisive} "
-        f"decisive pairs (sign test p = {score.sign_test_p:.3g} < {thresholds.alpha})"
+        f"mean pair score {mean} over {b.known} of {b.evaluated} evaluated cases "
+        f"(of {b.population} planned{ties}); bounds [{b.lower:.2f}, {b.upper:.2f}]"
     )
 
 
-def _repro_finding(lost: int, won: int, p: float | None, thresholds: GateThresholds) -> str | None:
-    """The finding that the candidate reproduces fewer bugs with significance, when it does."""
-    if p is not None and lost > won and p < thresholds.alpha:
-        return (
-            f"the candidate stops reproducing {lost} bugs the baseline reproduces and gains {won} "
-            f"(paired exact test p = {p:.3g} < {thresholds.alpha})"
-        )
-    return None
+def _repro_text(b: GateBounds) -> str:
+    if b.mean is None:
+        return "reproduction: no case decided by both versions"
+    diff = 2 * b.mean - 1
+    return (
+        f"reproduction rate difference {diff:+.2f} over {b.known} cases decided by both; "
+        f"bounds [{2 * b.lower - 1:+.2f}, {2 * b.upper - 1:+.2f}]"
+    )
 
 
-def _pass_message(score: ScoreSummary | None, won: int, lost: int) -> str:
-    """What a reviewer reads when the gate passes: wins, ties and reproductions."""
-    parts = []
-    if score is not None:
-        rate = f"{score.win_rate:.0%}" if score.win_rate is not None else "no decisive pair"
-        parts.append(
-            f"candidate wins {score.candidate_wins} of {score.decisive} decisive pairs ({rate}), "
-            f"{score.ties} ties, {score.unscored} unscored"
+def _regression_findings(
+    shown: tuple[bool, bool], score: GateBounds, repro: GateBounds
+) -> list[str]:
+    """The regression tests that fired, with their bounds (as bisected, to 3 decimals)."""
+    out = []
+    if shown[0]:
+        out.append(f"the score's upper bound {score.upper:.3f} is below 0.5")
+    if shown[1]:
+        out.append(
+            f"the candidate reproduces fewer bugs: the difference's upper bound is "
+            f"{2 * repro.upper - 1:+.3f}"
         )
-    parts.append(f"reproduction: {won} cases gained, {lost} lost")
-    return "PASS: no significant regression — " + "; ".join(parts) + "."
+    return out
+
+
+def _needed(b: GateBounds, threshold: float, towards: Side) -> float | None:
+    """Cases this measure would need to clear ``threshold`` at its observed rate.
+
+    A bound's half-width shrinks about as 1/√n, so n·(width / gap)² cases
+    would bring it to the threshold; ``None`` when the observed mean is on
+    the wrong side of it (that decision is out of reach at this rate).
+    """
+    if b.mean is None or b.known == 0:
+        return None
+    if towards is Side.ABOVE:
+        gap, width = b.mean - threshold, b.mean - b.lower
+    else:
+        gap, width = threshold - b.mean, b.upper - b.mean
+    return b.known * (width / gap) ** 2 if gap > 0 else None
+
+
+def _inconclusive_text(score: GateBounds, repro: GateBounds, thresholds: GateThresholds) -> str:
+    """The smallest regression this run could have shown, and how many more cases would decide."""
+    detectable = max(score.upper - (score.mean if score.mean is not None else 0.5), 0.0)
+    parts = [
+        f"this run could have shown a regression only if the score were below about "
+        f"{max(0.5 - detectable, 0.0):.2f}"
+    ]
+    to_pass = [
+        _needed(score, 0.5 - thresholds.margin, Side.ABOVE),
+        _needed(repro, 0.5 - thresholds.margin / 2, Side.ABOVE),
+    ]
+    to_fail = [_needed(b, 0.5, Side.BELOW) for b in (score, repro)]
+    options = [n for n in to_fail if n is not None]
+    if all(n is not None for n in to_pass):
+        options.append(max(n for n in to_pass if n is not None))
+    if options:
+        more = max(1, math.ceil(min(options)) - score.evaluated)
+        left = score.population - score.evaluated
+        tail = "" if more <= left else f", more than the {left} planned cases left"
+        parts.append(f"at the observed rates about {more} more cases (pairs) would decide{tail}")
+    else:
+        parts.append("at the observed rates no number of further cases would decide")
+    return "; ".join(parts)
 
 
 def decide_gate(
     *,
     planned_cases: int,
+    order: Sequence[str],
+    verdicts: Mapping[str, VerdictOutcome],
     score: ScoreSummary | None,
     baseline_repro: Mapping[str, ReproOutcome],
     candidate_repro: Mapping[str, ReproOutcome],
     judge_degraded: bool,
     thresholds: GateThresholds,
+    evaluated: int | None = None,
 ) -> GateDecision:
-    """The gate from the run's evidence. Failures to review are checked before findings."""
+    """The gate from the run's evidence, in order: failures to review, regression, pass, inconclusive.
+
+    ``order`` is the run's seeded random order of its planned cases, and the
+    first ``evaluated`` of them were evaluated (a case among them without a
+    verdict or a reproduction counts as missing). ``None``: the cases of
+    ``order`` that have any result.
+    """
     if planned_cases == 0:
         return _decide(
             GateOutcome.NOTHING_TO_EVALUATE, "Nothing to evaluate: the plan selects no case."
         )
+    ev = _Evidence(order, verdicts, baseline_repro, candidate_repro, evaluated)
+    seqs = ev.sequences()
+    score_b = _bounds(ev.score, seqs.score_low, seqs.score_high, planned_cases, thresholds)
+    repro_b = _bounds(ev.repro, seqs.repro_low, seqs.repro_high, planned_cases, thresholds)
+    judged = score_b.known
+    tie_share = ev.ties / judged if judged else None
+    evidence = {
+        "score": score_b,
+        "tie_share": tie_share,
+        "reproduction": repro_b,
+        "thresholds": thresholds,
+    }
     problems = [
-        problem
-        for problem in (
-            _unrun_problem(baseline_repro, candidate_repro, thresholds),
+        p
+        for p in (
+            _unrun_problem(ev, baseline_repro, candidate_repro, thresholds),
             _unjudged_problem(score, judge_degraded, thresholds),
         )
-        if problem is not None
+        if p is not None
     ]
     if problems:
         return _decide(
@@ -182,13 +428,31 @@ def decide_gate(
             "regresses: "
             + "; ".join(problems)
             + ". Re-run when the judge and sandbox are healthy.",
+            **evidence,
         )
-    lost, won, p = reproduction_test(baseline_repro, candidate_repro)
-    findings = [
-        finding
-        for finding in (_judge_finding(score, thresholds), _repro_finding(lost, won, p, thresholds))
-        if finding is not None
-    ]
-    if findings:
-        return _decide(GateOutcome.REGRESSION, "REGRESSION: " + "; ".join(findings) + ".")
-    return _decide(GateOutcome.PASS, _pass_message(score, won, lost))
+    shown = _score_text(score_b, tie_share) + "; " + _repro_text(repro_b)
+    score_down, repro_down = regression_tests(seqs, planned_cases, thresholds)
+    down = (bool(score_down[-1]), bool(repro_down[-1])) if ev.cases else (False, False)
+    ok = all(bool(t[-1]) for t in pass_tests(seqs, planned_cases, thresholds)) and bool(ev.cases)
+    if any(down):
+        findings = _regression_findings(down, score_b, repro_b)
+        return _decide(
+            GateOutcome.REGRESSION,
+            "REGRESSION: " + "; ".join(findings) + f" — {shown}.",
+            **evidence,
+        )
+    if ok:
+        return _decide(
+            GateOutcome.PASS,
+            f"PASS: the candidate is not worse than the baseline by more than the margin "
+            f"{thresholds.margin:g} (score lower bound {score_b.lower:.2f} ≥ "
+            f"{0.5 - thresholds.margin:.2f}, reproduction not lower by more than "
+            f"{thresholds.margin:g}) — {shown}.",
+            **evidence,
+        )
+    return _decide(
+        GateOutcome.INCONCLUSIVE,
+        "INCONCLUSIVE: the evidence shows neither a regression nor that the candidate is within "
+        f"the margin {thresholds.margin:g} — {shown}; {_inconclusive_text(score_b, repro_b, thresholds)}.",
+        **evidence,
+    )

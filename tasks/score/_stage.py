@@ -7,7 +7,7 @@ pairs are answered from the ledger's cache (read-only) unless refreshed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,7 @@ from judging.judges import (
 from ledger import Ledger
 from tasks.score._cache import ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
+from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
 from tasks.score.pairs import (
     JudgeRef,
@@ -40,25 +41,6 @@ from tasks.score.pairs import (
     plan_pair,
     score_pairs,
 )
-
-
-class JudgeHealth(BaseModel):
-    """How the judge fared this run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-    calls_by_status: dict[str, int]
-    """Judge calls by terminal status (judged, timed_out, failed_closed, over_budget, aborted)."""
-    cache_hits: int
-    """Calls answered from the cache (no request)."""
-    calls_sent: int
-    """Calls that reached the judge."""
-    requests: int
-    """Requests (or command runs) over all attempts."""
-    degraded: bool
-    """A circuit breaker opened: the rest of that judge's calls were aborted."""
-    degraded_reason: str | None
-    """What opened it."""
 
 
 class ScoreResult(BaseModel):
@@ -76,6 +58,35 @@ class ScoreResult(BaseModel):
     """The judge's bias probes on this run's reports."""
     health: JudgeHealth
     """Calls by status, cache hits, breaker."""
+
+    @classmethod
+    def merge(cls, parts: Sequence[ScoreResult]) -> ScoreResult:
+        """One result from an adaptive run's batches, in order (each holds its own calls and
+        verdicts; the last one's summary covers every pair)."""
+        if not parts:
+            raise ValueError("nothing to merge")
+        calls = [c for p in parts for c in p.calls]
+        probe_ids = {c.call_id for p in parts for c in _probe_calls(p)}
+        reasons = [p.health.degraded_reason for p in parts if p.health.degraded_reason]
+        return cls(
+            calls=calls,
+            verdicts=[v for p in parts for v in p.verdicts],
+            summary=parts[-1].summary,
+            probes=[b for p in parts for b in p.probes],
+            health=judge_health(
+                [c for c in calls if c.call_id not in probe_ids],
+                [c for c in calls if c.call_id in probe_ids],
+                degraded=any(p.health.degraded for p in parts),
+                degraded_reason="; ".join(reasons) or None,
+            ),
+        )
+
+
+def _probe_calls(result: ScoreResult) -> list[JudgeCall]:
+    """The bias-probe calls among a result's calls (they follow its verdict calls)."""
+    counts = result.health.probe_calls
+    n = counts.calls if counts is not None else 0
+    return result.calls[len(result.calls) - n :] if n else []
 
 
 class ScoreSettings(BaseModel):
@@ -148,38 +159,20 @@ def _unusable(candidate: ReportEvidence | None, baseline: ReportEvidence | None)
     return "; ".join(reasons) or None
 
 
-def score_stage(
+def _plan(
     evidence: Sequence[ReportEvidence],
+    config: StrategyConfig,
     *,
-    run_id: str,
     baseline: str,
     candidate: str,
     categories: Mapping[str, BugCategory | None],
-    judges: Sequence[Judge],
-    settings: ScoreSettings,
-    ledger: Ledger | None = None,
-) -> ScoreResult:
-    """Judge every candidate/baseline pair of the batch and measure the judge's biases.
-
-    ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
-    pair whose reports are missing or unusable is unscored with the reason and
-    costs no call. Judge failures are failures to judge: unscored, never ties.
-    ``ledger`` (read only) answers unchanged calls from the cache unless
-    ``settings.refresh``. One circuit breaker per judge for the whole stage.
-    """
-    breakers: dict[str, Breaker] = {}
-    config = StrategyConfig(
-        strategy=settings.strategy,
-        judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
-        k=settings.k,
-        seed=settings.seed,
-    )
-    by_name = {j.name: j for j in judges}
+    done: Collection[str],
+) -> tuple[dict[str, PairInput], dict[str, list[JudgeRequest]]]:
+    """Each case's pair, and the requests of the pairs not judged already (``done``), by judge."""
     by_case: dict[str, dict[str, ReportEvidence]] = {}
     for ev in evidence:
         by_case.setdefault(ev.case_id, {})[ev.agent_version] = ev
-
-    requests: dict[str, list[JudgeRequest]] = {j.name: [] for j in judges}
+    requests: dict[str, list[JudgeRequest]] = {j.name: [] for j in config.judges}
     pending: dict[str, PairInput] = {}
     for case_id in sorted(by_case):
         cand, base = by_case[case_id].get(candidate), by_case[case_id].get(baseline)
@@ -193,10 +186,50 @@ def score_stage(
             unscored_reason=_unusable(cand, base),
         )
         pending[case_id] = pair
-        if pair.unscored_reason is None:
+        if pair.unscored_reason is None and case_id not in done:
             assert cand is not None and base is not None
             for name, request in pair_requests(config, case_id, cand, base):
                 requests[name].append(request)
+    return pending, requests
+
+
+def score_stage(
+    evidence: Sequence[ReportEvidence],
+    *,
+    run_id: str,
+    baseline: str,
+    candidate: str,
+    categories: Mapping[str, BugCategory | None],
+    judges: Sequence[Judge],
+    settings: ScoreSettings,
+    ledger: Ledger | None = None,
+    earlier: ScoreResult | None = None,
+) -> ScoreResult:
+    """Judge every candidate/baseline pair of the batch and measure the judge's biases.
+
+    ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
+    pair whose reports are missing or unusable is unscored with the reason and
+    costs no call. Judge failures are failures to judge: unscored, never ties.
+    ``ledger`` (read only) answers unchanged calls from the cache unless
+    ``settings.refresh``. One circuit breaker per judge for the whole stage.
+
+    ``earlier`` is what the earlier batches of an adaptive run scored: their
+    pairs (in ``evidence`` too) are not judged again — their calls are reused
+    and their verdicts not repeated — while the summary covers every pair.
+    The result holds this batch's calls and verdicts only.
+    """
+    breakers: dict[str, Breaker] = {}
+    config = StrategyConfig(
+        strategy=settings.strategy,
+        judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
+        k=settings.k,
+        seed=settings.seed,
+    )
+    by_name = {j.name: j for j in judges}
+    done = {v.case_id for v in earlier.verdicts} if earlier else set()
+    pending, requests = _plan(
+        evidence, config, baseline=baseline, candidate=candidate, categories=categories, done=done
+    )
 
     calls: list[JudgeCall] = []
     degraded_reasons: list[str] = []
@@ -216,12 +249,14 @@ def score_stage(
             degraded_reasons.append(f"{name}: {result.degraded_reason}")
 
     per_case: dict[str, list[PairCall]] = {}
-    for call in calls:
+    answered = [c for c in earlier.calls if c.case_id in done] if earlier else []
+    for call in [*answered, *calls]:
         per_case.setdefault(call.case_id, []).append(PairCall.from_judge_call(call))
     pairs = [p.model_copy(update={"calls": tuple(per_case.get(c, ()))}) for c, p in pending.items()]
     scored = score_pairs(pairs, config, run_id=run_id, seed=settings.seed)
 
     probes: list[BiasProbe] = []
+    probe_calls: list[JudgeCall] = []
     if settings.probe_pairs > 0:
         usable = [ev for ev in evidence if ev.report is not None]
         probe_calls, probes = probe_judge(
@@ -236,19 +271,17 @@ def score_stage(
                 ledger=ledger,
             ),
         )
-        calls.extend(probe_calls)
 
-    statuses: dict[str, int] = {}
-    for call in calls:
-        statuses[call.status.value] = statuses.get(call.status.value, 0) + 1
-    health = JudgeHealth(
-        calls_by_status=dict(sorted(statuses.items())),
-        cache_hits=sum(1 for c in calls if c.cached),
-        calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
-        requests=sum(c.attempts for c in calls),
+    health = judge_health(
+        calls,
+        probe_calls,
         degraded=any(b.degraded for b in breakers.values()),
         degraded_reason="; ".join(degraded_reasons) or None,
     )
     return ScoreResult(
-        calls=calls, verdicts=scored.verdicts, summary=scored.summary, probes=probes, health=health
+        calls=[*calls, *probe_calls],
+        verdicts=[v for v in scored.verdicts if v.case_id not in done],
+        summary=scored.summary,
+        probes=probes,
+        health=health,
     )

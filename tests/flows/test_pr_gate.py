@@ -9,12 +9,20 @@ import pytest
 
 from bughunt.models import ReproOutcome
 from flows import RunParams, RunResult, pr_flow
-from tasks.score import GateOutcome
-from tests.flows.corpora import broken_reports, case_diff, copied_reports, mini_corpus, path_diff
+from tasks.score import GateOutcome, StopReason
+from tests.flows.corpora import (
+    DEMO,
+    broken_reports,
+    case_diff,
+    copied_reports,
+    mini_corpus,
+    path_diff,
+)
 from tests.judging.judges.openai_server import OpenAIServer, error
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
+DEMO_CASES = sorted(p.name for p in (DEMO / "cases").iterdir() if p.is_dir())
 SEVEN = [
     "cmp-withdraw-exact-balance",
     "cmp-period-end-inclusive",
@@ -53,29 +61,85 @@ def test_docs_only_change_is_nothing_to_evaluate(tmp_path: Path) -> None:
     assert "sandbox" in result.stages_skipped and "score" in result.stages_skipped
 
 
-def test_same_reports_pass(tmp_path: Path) -> None:
-    """The baseline's own reports under another name: the gate passes (exit 0)."""
+def test_one_case_of_equal_reports_is_inconclusive(tmp_path: Path) -> None:
+    """The baseline's own reports under another name, on the one case the PR touches: no
+    evidence either way, so the gate says inconclusive (exit 4), never pass."""
     corpus = mini_corpus(tmp_path / "c", SEVEN[:2], pairing=("baseline-recorded", "baseline-copy"))
     (corpus / "corpus.toml").write_text(
         (corpus / "corpus.toml").read_text() + copied_reports(corpus)
     )
     result = run_pr(tmp_path, corpus, case_diff(SEVEN[0]))
     gate = result.summary.gate
-    assert gate is not None and gate.outcome is GateOutcome.PASS and gate.exit_code == 0
+    assert gate is not None and gate.outcome is GateOutcome.INCONCLUSIVE and gate.exit_code == 4
+    assert "more cases (pairs) would decide" in gate.message
     assert [c.case_id for c in result.summary.cases] == [SEVEN[0]]  # the plan: that case only
+    evaluation = result.summary.evaluation
+    assert evaluation is not None and evaluation.stop is StopReason.EXHAUSTED
 
 
-def test_reports_that_reproduce_nothing_are_a_regression(tmp_path: Path) -> None:
-    """A candidate whose tests reproduce none of seven bugs the baseline reproduces: regression (exit 1)."""
+def test_equal_reports_on_the_whole_demo_pass(tmp_path: Path) -> None:
+    """The baseline's own reports under another name on all 18 demo cases: every pair a tie
+    and no reproduction lost, enough evidence that the candidate is within the margin."""
+    corpus = mini_corpus(tmp_path / "c", DEMO_CASES, pairing=("baseline-recorded", "baseline-copy"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + copied_reports(corpus)
+    )
+    result = run_pr(tmp_path, corpus, path_diff("corpus/demo/agents/scripted/agent.py"))
+    gate = result.summary.gate
+    assert gate is not None
+    assert gate.outcome is GateOutcome.PASS and gate.exit_code == 0, gate.message
+    assert gate.score is not None and gate.score.lower >= 0.4
+    assert gate.tie_share is not None and gate.tie_share > 0.9
+
+
+def test_reports_that_reproduce_nothing_are_a_regression_found_early(tmp_path: Path) -> None:
+    """A candidate whose tests reproduce none of seven bugs the baseline reproduces:
+    regression (exit 1), decided before the plan is exhausted (batches of two)."""
     corpus = mini_corpus(tmp_path / "c", SEVEN, pairing=("baseline-recorded", "broken"))
     (corpus / "corpus.toml").write_text(
         (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
     )
-    result = run_pr(tmp_path, corpus, path_diff("corpus/demo/agents/scripted/agent.py"))
+    result = run_pr(
+        tmp_path, corpus, path_diff("corpus/demo/agents/scripted/agent.py"), batch_size=2
+    )
     gate = result.summary.gate
     assert gate is not None and gate.outcome is GateOutcome.REGRESSION and gate.exit_code == 1
     assert all(c.candidate_status is ReproOutcome.NOT_REPRODUCED for c in result.summary.cases)
-    assert "stops reproducing 7 bugs" in gate.message
+    evaluation = result.summary.evaluation
+    assert evaluation is not None and evaluation.stop is StopReason.DECIDED
+    assert evaluation.evaluated < 7 and len(result.summary.cases) == evaluation.evaluated
+    h = result.summary.headline
+    assert h is not None and h.pairs == evaluation.evaluated  # one verdict per evaluated case
+
+
+@pytest.mark.parametrize(
+    ("budget", "stop"),
+    [
+        ({"max_judge_calls": 3}, StopReason.JUDGE_BUDGET),
+        ({"max_sandbox_seconds": 0.5}, StopReason.SANDBOX_BUDGET),
+    ],
+    ids=["judge-calls", "sandbox-seconds"],
+)
+def test_a_budget_stops_the_evaluation(
+    tmp_path: Path, budget: dict[str, Any], stop: StopReason
+) -> None:
+    """A budget the next batch would overrun stops the run after one case: the gate says
+    inconclusive with what it has, never pass."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN, pairing=("baseline-recorded", "broken"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
+    )
+    result = run_pr(
+        tmp_path,
+        corpus,
+        path_diff("corpus/demo/agents/scripted/agent.py"),
+        batch_size=1,
+        **budget,
+    )
+    evaluation = result.summary.evaluation
+    assert evaluation is not None and evaluation.stop is stop and evaluation.evaluated == 1
+    gate = result.summary.gate
+    assert gate is not None and gate.outcome is GateOutcome.INCONCLUSIVE
 
 
 def test_failing_judge_is_review_failed_not_regression(tmp_path: Path) -> None:

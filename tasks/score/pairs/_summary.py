@@ -78,11 +78,12 @@ class ScoreSummary(WinRate):
     calls_used: int
     """Planned judge calls the verdicts rest on (including failed ones)."""
     calls_recorded: int
-    """Every call record given, planned or not."""
+    """Every verdict call record given, planned or not (bias-probe calls are never here:
+    the score stage's ``JudgeHealth`` counts both purposes apart)."""
     calls_sent: int
-    """Call records that reached a judge (not cached, at least one attempt)."""
+    """Verdict call records that reached a judge (not cached, at least one attempt)."""
     requests: int
-    """Requests sent, over all attempts."""
+    """Requests sent for verdict calls, over all attempts."""
     unscored_pairs: list[UnscoredPair]
     """Every unscored pair with its reason."""
     per_category: dict[str, WinRate]

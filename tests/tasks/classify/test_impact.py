@@ -76,17 +76,15 @@ def test_agent_runs_everything() -> None:
     assert plan.reasons[0].startswith("agent changed (corpus/demo/agents/candidate/agent.py)")
 
 
-def test_judge_rescores_without_sandbox() -> None:
-    """A judge config change re-scores every case: no sandbox, no flake update."""
+def test_judge_rescores_every_case_with_its_reports() -> None:
+    """A judge config change re-scores every case, and the sandbox runs to give it reports.
+
+    A plan that scored without the sandbox stage had no reports to judge: nothing was scored.
+    """
     plan = _plan("judging/judges/sim.py", "judges.toml")
     assert plan.scope is CaseScope.ALL
-    assert plan.stages == [
-        PipelineStage.CLASSIFY,
-        PipelineStage.HASH_CORPUS,
-        PipelineStage.SCORE,
-        PipelineStage.REPORT,
-    ]
-    assert PipelineStage.SANDBOX not in plan.stages
+    assert plan.stages == ALL
+    assert PipelineStage.SANDBOX in plan.stages and PipelineStage.SCORE in plan.stages
     assert "re-score every case" in plan.reasons[0]
     assert {p.impact for p in plan.paths} == {ImpactClass.JUDGE}
 

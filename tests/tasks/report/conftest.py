@@ -46,7 +46,7 @@ from tasks.report import (
     VersionRepro,
     WinRatePoint,
 )
-from tasks.score import GateDecision, JudgeHealth
+from tasks.score import CallCounts, GateDecision, JudgeHealth
 from tasks.score.outcomes import summarize
 from tasks.score.pairs import JudgeRef, PairCall, PairInput, StrategyConfig, score_pairs
 from tests.conftest import ROOT
@@ -411,12 +411,22 @@ def make_summary(
         flaky=flaky_tests(),
         probes=probes(),
         health=JudgeHealth(
-            calls_by_status={"judged": 32, "timed_out": 2, "aborted": 4},
+            calls_by_status={"judged": 32, "timed_out": 5, "aborted": 4},
             cache_hits=16,
-            calls_sent=18,
-            requests=20,
+            calls_sent=21,
+            requests=24,
             degraded=True,
             degraded_reason="3 consecutive failed calls (timed_out) in the bias probes",
+            verdict_calls=CallCounts(
+                calls=34,
+                by_status={"judged": 32, "timed_out": 2},
+                sent=18,
+                cache_hits=16,
+                requests=18,
+            ),
+            probe_calls=CallCounts(
+                calls=7, by_status={"aborted": 4, "timed_out": 3}, sent=3, cache_hits=0, requests=6
+            ),
         ),
         gate=gate,
     )
@@ -434,6 +444,7 @@ def make_history(nights: int = 8) -> History:
             WinRatePoint(
                 run_id=run,
                 run_at=at,
+                kind=RunKind.NIGHTLY,
                 baseline="baseline",
                 candidate="candidate",
                 pairs=18,
@@ -452,6 +463,7 @@ def make_history(nights: int = 8) -> History:
                 ReproPoint(
                     run_id=run,
                     run_at=at,
+                    kind=RunKind.NIGHTLY,
                     agent_version=version,
                     cases=18,
                     reproduced=rep,
@@ -466,6 +478,7 @@ def make_history(nights: int = 8) -> History:
         flakes.append(
             FlakePoint(
                 night=at.date(),
+                kind=RunKind.NIGHTLY,
                 keys=36,
                 flaky=flaky,
                 suspected=1,
@@ -480,6 +493,7 @@ def make_history(nights: int = 8) -> History:
             ConsistencyPoint(
                 run_id=run,
                 measured_at=at,
+                kind=RunKind.NIGHTLY,
                 judge="sim",
                 value=cons / 24,
                 ci_low=lo,

@@ -15,21 +15,27 @@ from bughunt.models import (
     Reproduction,
     ReproOutcome,
     Row,
+    RunInfo,
+    RunKind,
+    RunStatus,
     Strategy,
     Tree,
     Verdict,
     VerdictOutcome,
 )
 from ledger import Ledger
-from tasks.report import load_history
+from tasks.report import History, load_history
 
 T0 = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 
 
-def night(i: int, wins: int, losses: int) -> list[Row]:
-    """Rows of one nightly run: verdicts, reproductions, a position probe, one flaky key."""
-    run, at = f"run-{i}", T0 + timedelta(days=i)
-    rows: list[Row] = []
+def night(
+    i: int, wins: int, losses: int, *, kind: RunKind = RunKind.NIGHTLY, run: str | None = None
+) -> list[Row]:
+    """Rows of one run (nightly unless ``kind``): its ``runs`` row, verdicts, reproductions,
+    a position probe, one flaky key."""
+    run, at = run or f"run-{i}", T0 + timedelta(days=i)
+    rows: list[Row] = [RunInfo(run_id=run, kind=kind, status=RunStatus.RUNNING, recorded_at=at)]
     outcomes = [VerdictOutcome.CANDIDATE] * wins + [VerdictOutcome.BASELINE] * losses
     outcomes += [VerdictOutcome.TIE, VerdictOutcome.UNSCORED]
     for k, outcome in enumerate(outcomes):
@@ -170,3 +176,37 @@ def test_missing_ledger_is_an_error(tmp_path: object) -> None:
     """A ledger file that does not exist is a clear error, not an empty history."""
     with pytest.raises(TerminalError, match="no ledger here yet"):
         load_history(Ledger(f"{tmp_path}/none.duckdb"))
+
+
+def test_a_pr_run_is_not_in_the_nightly_trend(three_nights: Ledger) -> None:
+    """A PR run on the same night as run-1 is a point of no nightly series; the PR series has it."""
+    pr = [
+        row.model_copy(update={"case_hash": f"pr-{row.case_hash}"})
+        if isinstance(row, FlakeRecord)
+        else row
+        for row in night(1, 0, 4, kind=RunKind.PR, run="pr-1")
+    ]
+    three_nights.write(pr)
+    nightly = load_history(three_nights)
+    assert nightly.kind is RunKind.NIGHTLY
+    assert [p.run_id for p in nightly.win_rate] == ["run-0", "run-1", "run-2"]
+    assert {p.run_id for p in nightly.repro} == {"run-0", "run-1", "run-2"}
+    assert [p.run_id for p in nightly.consistency] == ["run-0", "run-1", "run-2"]
+    # night 21 counts run-1's two keys, not the PR run's two others
+    assert [(p.night.day, p.keys) for p in nightly.flakes] == [(20, 2), (21, 2), (22, 2)]
+    kinds = {p.kind for p in nightly.win_rate} | {p.kind for p in nightly.repro}
+    assert kinds | {p.kind for p in nightly.flakes} == {RunKind.NIGHTLY}
+    # up to the PR run: the nightly trend as the PR run found it, without the PR run itself
+    until_pr = load_history(three_nights, until_run_id="pr-1")
+    assert [p.run_id for p in until_pr.win_rate] == ["run-0", "run-1"]
+    prs = load_history(three_nights, kind=RunKind.PR)
+    assert [(p.run_id, p.kind) for p in prs.win_rate] == [("pr-1", RunKind.PR)]
+    assert [(p.night.day, p.keys) for p in prs.flakes] == [(21, 2)]
+
+
+def test_a_history_refuses_points_of_another_kind(three_nights: Ledger) -> None:
+    """A nightly History holding a PR run's point is refused: the trend cannot be mixed."""
+    h = load_history(three_nights)
+    pr_point = h.win_rate[0].model_copy(update={"run_id": "pr-x", "kind": RunKind.PR})
+    with pytest.raises(ValueError, match="a nightly history holds points of other kinds: pr"):
+        History(win_rate=[*h.win_rate, pr_point])

@@ -10,7 +10,7 @@ import pytest
 from markupsafe import escape
 
 from tasks.report import History, RunSummary, render_html, render_markdown
-from tasks.report._charts import charts
+from tasks.report._charts import charts, run_labels
 from tasks.report._escape import clip
 from tasks.score import JudgeHealth
 from tasks.score.outcomes import summarize
@@ -172,3 +172,21 @@ def test_a_run_with_nothing_renders(summary: RunSummary) -> None:
     text = render_markdown(bare, History())
     assert "no rate — no case passed or failed outright" in text
     assert "Circuit breaker: closed" in text and "None: no test touched by this run" in text
+
+
+def test_same_day_runs_have_distinct_labels(history: History) -> None:
+    """Two runs on one day get date-and-time x labels (and the run id's end when the minute
+    is shared too); a day with one run keeps its short date."""
+    last = history.win_rate[-1]
+    later = last.model_copy(
+        update={"run_id": "nightly-20261130T140000Z-b0b0b0", "run_at": last.run_at.replace(hour=14)}
+    )
+    same_minute = last.model_copy(update={"run_id": "nightly-20261130T020000Z-c1c1c1"})
+    points = [(p.run_id, p.run_at) for p in (*history.win_rate, later, same_minute)]
+    labels = run_labels(points)
+    assert len(set(labels)) == len(labels)
+    assert labels[-3:] == ["11-30 02:00 1a2b3c", "11-30 14:00", "11-30 02:00 c1c1c1"]
+    assert labels[-4] == "11-29"
+    svg = charts(history.model_copy(update={"win_rate": [*history.win_rate, later]}))[0].svg
+    assert svg is not None
+    assert ">11-30 02:00<" in svg and ">11-30 14:00<" in svg

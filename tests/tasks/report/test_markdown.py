@@ -120,3 +120,80 @@ def test_few_pairs_headline_says_so(summary: RunSummary, history: History) -> No
     assert "> ⚠ few pairs: fewer than 10 decisive pairs, read the interval, not the point" in text
     html = render_html(few, history)
     assert "⚠ few pairs: fewer than 10 decisive pairs, read the interval, not the point" in html
+
+
+def test_a_summary_stored_before_the_split_says_so(summary: RunSummary, history: History) -> None:
+    """A stored summary without per-purpose call counts says 'not counted apart', never 0."""
+    old = summary.model_copy(
+        update={
+            "health": summary.health.model_copy(update={"verdict_calls": None, "probe_calls": None})
+        }
+    )
+    text = render_markdown(old, history)
+    assert "- Verdict judge calls: not counted apart" in text
+    assert "- Bias-probe judge calls: not counted apart" in text
+    assert "| verdict calls | not counted apart |" in text
+    assert "- All judge calls: 41 — sent 21, from cache 16, requests 24" in text
+
+
+def test_the_judges_last_calibration_is_shown_beside_its_verdicts(
+    summary: RunSummary, history: History
+) -> None:
+    """A judge calibrated against human labels shows its agreement (with intervals) in the
+    headline of both reports; the labels file's name is escaped like any text."""
+    from bughunt.models import JudgeCalibration, Strategy
+
+    calibration = JudgeCalibration(
+        run_id="calibrate-x",
+        judge="sim",
+        strategy=Strategy.SWAP,
+        k=5,
+        seed=0,
+        labels_file="labels <b>.jsonl",
+        labels_hash="abc",
+        n=24,
+        scored=22,
+        unscored=2,
+        label_ties=4,
+        judge_ties=3,
+        accuracy=0.8,
+        accuracy_low=0.6,
+        accuracy_high=0.9,
+        accuracy_n=15,
+        kappa=0.55,
+        kappa_low=0.3,
+        kappa_high=0.8,
+        consistency=0.9,
+        consistency_low=0.7,
+        consistency_high=0.97,
+        consistency_n=22,
+    )
+    shown = summary.model_copy(update={"calibration": calibration})
+    md = render_markdown(shown, history)
+    assert "on 24 labelled pairs (2 unscored): accuracy 80% (95% CI 60–90%) over 15 pairs" in md
+    assert "Cohen's κ 0.55 (95% CI 0.30–0.80)" in md and "labels &lt;b&gt;.jsonl" in md
+    html = render_html(shown, history)
+    assert "κ 0.55 (95% CI 0.30–0.80)" in html and "labels &lt;b&gt;.jsonl" in html
+    assert "has no calibration under swap" in render_markdown(summary, history)
+
+
+def test_an_adaptive_run_says_how_much_of_its_plan_it_evaluated(history: History) -> None:
+    """A run that stopped early says so in both reports: evaluated of planned, batches, why."""
+    from tasks.score import Evaluation, StopReason
+
+    evaluation = Evaluation(
+        adaptive=True,
+        rule="the PR gate decides (regression or pass)",
+        order_seed=7,
+        batch_size=10,
+        planned=120,
+        evaluated=40,
+        batches=4,
+        stop=StopReason.DECIDED,
+        judge_calls_sent=80,
+        sandbox_seconds=95.0,
+    )
+    shown = make_summary(kind=RunKind.PR).model_copy(update={"evaluation": evaluation})
+    line = "evaluated 40 of 120 planned cases (33%) in 4 batches of up to 10 — stopped: decided"
+    assert md_escape(line) in render_markdown(shown, history)
+    assert line in render_html(shown, history)

@@ -1,7 +1,8 @@
-"""The PR gate: each outcome from evidence built for it; failures to review come first."""
+"""The PR gate: each outcome from evidence built for it, checked in its order."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TypedDict, Unpack
@@ -9,7 +10,7 @@ from typing import TypedDict, Unpack
 import pytest
 
 from bughunt.errors import InputError
-from bughunt.models import ReproOutcome, Strategy
+from bughunt.models import ReproOutcome, Strategy, VerdictOutcome
 from tasks.score import (
     GateDecision,
     GateOutcome,
@@ -21,23 +22,38 @@ from tasks.score.pairs import ScoreSummary
 from tasks.score.pairs._lc import LengthControlled
 
 R, N, E = ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED, ReproOutcome.ERROR
+C, B, T, U = (
+    VerdictOutcome.CANDIDATE,
+    VerdictOutcome.BASELINE,
+    VerdictOutcome.TIE,
+    VerdictOutcome.UNSCORED,
+)
 
 
-def summary(
-    cand: int, base: int, ties: int = 0, unscored: int = 0, p: float | None = None
-) -> ScoreSummary:
+def cases(n: int) -> list[str]:
+    return [f"c{i:03d}" for i in range(n)]
+
+
+def verdicts(wins: int, losses: int, ties: int = 0, unscored: int = 0) -> dict[str, VerdictOutcome]:
+    outcomes = [C] * wins + [B] * losses + [T] * ties + [U] * unscored
+    return dict(zip(cases(len(outcomes)), outcomes, strict=True))
+
+
+def summary(v: Mapping[str, VerdictOutcome]) -> ScoreSummary:
     from bughunt.stats import sign_test
 
+    cand = sum(1 for o in v.values() if o is C)
+    base = sum(1 for o in v.values() if o is B)
     return ScoreSummary(
-        pairs=cand + base + ties + unscored,
+        pairs=len(v),
         candidate_wins=cand,
         baseline_wins=base,
-        ties=ties,
-        unscored=unscored,
+        ties=sum(1 for o in v.values() if o is T),
+        unscored=sum(1 for o in v.values() if o is U),
         decisive=cand + base,
         win_rate=cand / (cand + base) if cand + base else None,
         win_rate_ci=None,
-        sign_test_p=p if p is not None else sign_test(cand, base),
+        sign_test_p=sign_test(cand, base),
         length_controlled=LengthControlled(value=None, ci=None, slope=None, note="test"),
         flags=[],
         strategy=Strategy.SWAP,
@@ -52,57 +68,99 @@ def summary(
 
 
 def same(n: int, outcome: ReproOutcome = R) -> dict[str, ReproOutcome]:
-    return {f"c{i}": outcome for i in range(n)}
+    return dict.fromkeys(cases(n), outcome)
 
 
 class GateArgs(TypedDict, total=False):
     """Keyword arguments of decide_gate; a test overrides some of them."""
 
     planned_cases: int
-    score: ScoreSummary | None
+    verdicts: Mapping[str, VerdictOutcome]
     baseline_repro: Mapping[str, ReproOutcome]
     candidate_repro: Mapping[str, ReproOutcome]
     judge_degraded: bool
     thresholds: GateThresholds
 
 
-def gate(**kw: Unpack[GateArgs]) -> GateDecision:
-    args: GateArgs = {
-        "planned_cases": 20,
-        "score": summary(8, 7, 5),
-        "baseline_repro": same(20),
-        "candidate_repro": same(20),
-        "judge_degraded": False,
-        "thresholds": GateThresholds(),
-    }
-    args.update(kw)
-    return decide_gate(**args)
+def gate(seed: int = 0, **kw: Unpack[GateArgs]) -> GateDecision:
+    """The gate over every planned case, taken in a seeded random order."""
+    v = kw.get("verdicts", verdicts(8, 7, 5))
+    n = kw.get("planned_cases", len(v))
+    order = cases(n)
+    random.Random(seed).shuffle(order)
+    return decide_gate(
+        planned_cases=n,
+        order=order,
+        verdicts=v,
+        score=summary(v) if v else None,
+        baseline_repro=kw.get("baseline_repro", same(n)),
+        candidate_repro=kw.get("candidate_repro", same(n)),
+        judge_degraded=kw.get("judge_degraded", False),
+        thresholds=kw.get("thresholds", GateThresholds()),
+    )
 
 
-def test_pass_when_nothing_is_significant() -> None:
-    """Close results pass with exit 0 and say what they rest on."""
-    d = gate()
-    assert d.outcome is GateOutcome.PASS and d.exit_code == 0
-    assert "8 of 15 decisive pairs" in d.message
-
-
-def test_regression_when_the_judge_prefers_the_baseline_significantly() -> None:
-    """The candidate losing 2 of 16 decisive pairs is a regression (exit 1)."""
-    d = gate(score=summary(2, 14, 4))
+def test_two_of_eleven_is_never_a_pass() -> None:
+    """The case that once passed green: 2 of 11 decisive pairs won. Whatever the order, its
+    bounds put it at regression (or, were they wider, inconclusive) — never pass."""
+    outcomes = {gate(seed, verdicts=verdicts(2, 9)).outcome for seed in range(20)}
+    assert GateOutcome.PASS not in outcomes
+    d = gate(verdicts=verdicts(2, 9))
     assert d.outcome is GateOutcome.REGRESSION and d.exit_code == 1
-    assert "sign test" in d.message
+    assert d.score is not None and d.score.upper < 0.5 and "upper bound" in d.message
 
 
-def test_regression_when_reproduction_drops_significantly() -> None:
-    """Losing 8 reproductions and gaining none is a regression even with an even judge."""
-    cand = {**same(20), **{f"c{i}": N for i in range(8)}}
-    d = gate(candidate_repro=cand)
-    assert d.outcome is GateOutcome.REGRESSION and "stops reproducing 8 bugs" in d.message
+def test_an_even_small_run_is_inconclusive_and_says_what_it_would_take() -> None:
+    """Eleven pairs split evenly show nothing either way: inconclusive (exit 4), with the
+    smallest regression the run could have shown and how many more cases would decide."""
+    d = gate(verdicts=verdicts(5, 5, 1))
+    assert d.outcome is GateOutcome.INCONCLUSIVE and d.exit_code == 4
+    assert "could have shown a regression only if the score were below about" in d.message
+    assert "more cases (pairs) would decide" in d.message
+    assert d.tie_share == pytest.approx(1 / 11)
+
+
+def test_pass_needs_evidence_on_both_measures() -> None:
+    """Forty cases, the candidate ahead and no reproduction lost: the lower bounds clear
+    ½ − margin and −margin, so the gate passes (exit 0) and shows the tie share."""
+    d = gate(verdicts=verdicts(20, 5, 15))
+    assert d.outcome is GateOutcome.PASS and d.exit_code == 0
+    assert d.score is not None and d.score.lower >= 0.4
+    assert d.reproduction is not None and 2 * d.reproduction.lower - 1 >= -0.1
+    assert "38% ties" in d.message
+
+
+def test_a_good_score_without_reproduction_evidence_is_not_a_pass() -> None:
+    """Seven wins and two ties: the score clears the margin but nine cases cannot show
+    reproduction is within it, so the gate does not pass."""
+    d = gate(verdicts=verdicts(7, 0, 2))
+    assert d.score is not None and d.score.lower >= 0.4
+    assert d.outcome is GateOutcome.INCONCLUSIVE
+
+
+def test_regression_when_reproduction_drops() -> None:
+    """An even judge, but the candidate stops reproducing 9 of 20 bugs: regression (exit 1)."""
+    cand = {**same(20), **dict.fromkeys(cases(9), N)}
+    d = gate(verdicts=verdicts(8, 7, 5), candidate_repro=cand)
+    assert d.outcome is GateOutcome.REGRESSION
+    assert "reproduces fewer bugs" in d.message
+
+
+def test_missing_results_never_help() -> None:
+    """The passing run with a fifth of its pairs unjudged (under max_unreviewed) no longer
+    passes: an unjudged pair counts as a loss for the pass test and a win for regression."""
+    assert gate(verdicts=verdicts(19, 5, 16)).outcome is GateOutcome.PASS
+    d = gate(verdicts=verdicts(9, 5, 16, unscored=10))  # the same, ten wins left unjudged
+    assert d.outcome is GateOutcome.INCONCLUSIVE
+    lost = gate(verdicts=verdicts(0, 12, 0, unscored=3)).score
+    all_lost = gate(verdicts=verdicts(0, 15)).score
+    assert lost is not None and all_lost is not None
+    assert lost.upper > all_lost.upper  # the unjudged count as wins for the regression test
 
 
 def test_review_failed_when_judge_cannot_answer() -> None:
     """Half the pairs unjudged is a failure to review (exit 3), never a regression."""
-    d = gate(score=summary(1, 9, 0, unscored=10))
+    d = gate(verdicts=verdicts(1, 9, 0, unscored=10))
     assert d.outcome is GateOutcome.REVIEW_FAILED and d.exit_code == 3
     assert "not a finding that the change regresses" in d.message
 
@@ -120,14 +178,43 @@ def test_review_failed_when_sandbox_could_not_run() -> None:
 
 def test_nothing_to_evaluate() -> None:
     """A plan with no case is nothing to evaluate (exit 0)."""
-    d = gate(planned_cases=0, score=None, baseline_repro={}, candidate_repro={})
+    d = gate(planned_cases=0, verdicts={}, baseline_repro={}, candidate_repro={})
     assert d.outcome is GateOutcome.NOTHING_TO_EVALUATE and d.exit_code == 0
+
+
+def test_a_partial_run_is_about_the_whole_plan() -> None:
+    """Twelve of 200 planned cases evaluated: the bounds are about all 200, so twelve wins
+    show less than they would on a plan of twelve."""
+    v = verdicts(12, 0)
+    small = gate(verdicts=v)
+    partial = gate(planned_cases=200, verdicts=v, baseline_repro=same(12), candidate_repro=same(12))
+    assert small.score is not None and partial.score is not None
+    assert partial.score.evaluated == 12 and partial.score.population == 200
+    assert partial.score.lower < small.score.lower
+
+
+def test_fail_on_gate_semantics() -> None:
+    """fail_on_gate fails the flow on regression, review_failed and inconclusive, unless the
+    team accepts inconclusive (``inconclusive = "pass"``)."""
+    assert gate(verdicts=verdicts(2, 9)).fails_flow()
+    assert gate(judge_degraded=True).fails_flow()
+    assert not gate(verdicts=verdicts(20, 5, 15)).fails_flow()
+    assert gate(verdicts=verdicts(5, 5, 1)).fails_flow()
+    accepting = GateThresholds(inconclusive="pass")
+    assert not gate(verdicts=verdicts(5, 5, 1), thresholds=accepting).fails_flow()
 
 
 def test_thresholds_from_pyproject(tmp_path: Path) -> None:
     """[tool.bughunt.gate] sets the thresholds; a bad value names file and field."""
-    (tmp_path / "pyproject.toml").write_text("[tool.bughunt.gate]\nalpha = 0.01\n")
-    assert load_gate_thresholds(tmp_path).alpha == 0.01
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.bughunt.gate]\nalpha = 0.01\nmargin = 0.2\ninconclusive = "pass"\n'
+    )
+    t = load_gate_thresholds(tmp_path)
+    assert (t.alpha, t.margin, t.inconclusive) == (0.01, 0.2, "pass")
+    (tmp_path / "pyproject.toml").write_text('[tool.bughunt.gate]\ninconclusive = "maybe"\n')
+    with pytest.raises(InputError) as info:
+        load_gate_thresholds(tmp_path)
+    assert "tool.bughunt.gate.inconclusive" in str(info.value)
     (tmp_path / "pyproject.toml").write_text("[tool.bughunt.gate]\nalpha = 2\n")
     with pytest.raises(InputError) as info:
         load_gate_thresholds(tmp_path)

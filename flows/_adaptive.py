@@ -1,0 +1,268 @@
+"""The sandbox → flake update → score part of a run, batch by batch (docs/gate.md).
+
+A run evaluates its planned cases in a seeded uniformly random order. A PR
+run, and a nightly with ``--until-decided``, does so in batches and stops as
+soon as the evidence decides (the gate, or the nightly's interval), the plan
+is exhausted, or the next batch would overrun a budget; any other run is one
+batch of every case. Each batch is its own sandbox, flake-update and score
+stage, checkpointed like any stage, so a resumed run redoes only the batches
+that did not finish. A batch's score stage sees every batch so far and
+judges only its own pairs; the bias probes run once, after the last batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from prefect import Task
+from pydantic import BaseModel
+
+from bughunt.models import AgentVersion, RunKind, VerdictOutcome
+from corpus import Corpus
+from flows._tasks import flake_task, sandbox_task, score_task
+from flows.params import RunParams
+from judging.judges import JudgeConfig
+from ledger import StageInputs, StageRecord
+from tasks import flakes, sandbox, score
+from tasks.classify import ClassifyResult
+from tasks.hash_corpus import HashResult
+from tasks.score import (
+    Evaluation,
+    GateOutcome,
+    GateThresholds,
+    StopReason,
+    decide_gate,
+    evaluation_order,
+    interval_decided,
+    score_interval,
+)
+
+In = TypeVar("In", bound=StageInputs)
+R = TypeVar("R", bound=BaseModel)
+
+
+class Chain(Protocol):
+    """The run's stages so far (``flows._pipeline._Chain``)."""
+
+    def stage(
+        self, task: Task[[In, Any], R], record: StageRecord[In, R], inputs: In, settings: BaseModel
+    ) -> R: ...
+
+    def combine(self, result: R, parts: list[Any]) -> R: ...
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every batch's stages are handed besides their cases."""
+
+    run: dict[str, Any]
+    corpus: Corpus
+    classify: ClassifyResult
+    hashed: HashResult
+    baseline: AgentVersion
+    candidate: AgentVersion
+    judges: list[JudgeConfig]
+    params: RunParams
+    kind: RunKind
+    gate: GateThresholds
+    judged: bool
+    """Whether the plan scores the pairs (else only the sandbox and flake stages run)."""
+
+
+@dataclass
+class Evaluated:
+    """What the batches found, merged (each registered as the combination of its batches)."""
+
+    order: list[str]
+    evaluation: Evaluation
+    sandbox: sandbox.SandboxResult
+    flakes: flakes.FlakeResult
+    score: score.ScoreResult | None
+
+
+@dataclass
+class _Progress:
+    sandbox: list[sandbox.SandboxResult] = field(default_factory=list)
+    flakes: list[flakes.FlakeResult] = field(default_factory=list)
+    scores: list[score.ScoreResult] = field(default_factory=list)
+    evaluated: int = 0
+    sandbox_seconds: float = 0.0
+
+    def calls_sent(self) -> int:
+        """Verdict calls that reached a judge (the bias probes' are not the budget's)."""
+        return sum(
+            s.health.verdict_calls.sent if s.health.verdict_calls else s.health.calls_sent
+            for s in self.scores
+        )
+
+
+def _merged(chain: Chain, merge: Callable[[list[R]], R], parts: list[R]) -> R:
+    return chain.combine(merge(parts), parts)
+
+
+def _run_batch(
+    chain: Chain, ctx: RunContext, cases: list[str], progress: _Progress, *, adaptive: bool
+) -> None:
+    """One batch's sandbox, flake-update and score stages (a run of one batch probes the
+    judge in its score stage; an adaptive run's batches leave that to one stage at the end)."""
+    started = time.perf_counter()
+    ran = chain.stage(
+        sandbox_task,
+        sandbox.RECORD,
+        sandbox.SandboxInputs(
+            **ctx.run,
+            corpus=ctx.corpus,
+            classify=ctx.classify,
+            hashed=ctx.hashed,
+            agents=[ctx.baseline, ctx.candidate],
+            case_ids=cases,
+        ),
+        ctx.params.sandbox_settings(ctx.corpus),
+    )
+    progress.sandbox_seconds += time.perf_counter() - started
+    progress.sandbox.append(ran)
+    progress.flakes.append(
+        chain.stage(
+            flake_task,
+            flakes.RECORD,
+            flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
+            flakes.FlakeSettings(),
+        )
+    )
+    progress.evaluated += len(cases)
+    if ctx.judged:
+        progress.scores.append(_score(chain, ctx, progress, probes=not adaptive))
+
+
+def _score(
+    chain: Chain, ctx: RunContext, progress: _Progress, *, probes: bool
+) -> score.ScoreResult:
+    """A score stage over every batch so far (judging only the pairs not judged yet)."""
+    return chain.stage(
+        score_task,
+        score.RECORD,
+        score.ScoreInputs(
+            **ctx.run,
+            classify=ctx.classify,
+            sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
+            flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
+            baseline=ctx.baseline,
+            candidate=ctx.candidate,
+            judges=ctx.judges,
+            earlier=_merged(chain, score.ScoreResult.merge, progress.scores)
+            if progress.scores
+            else None,
+        ),
+        ctx.params.score_settings(probes=probes),
+    )
+
+
+def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
+    """Whether the evidence so far decides: the PR gate, or the nightly's interval."""
+    if any(s.health.degraded for s in progress.scores):
+        return True  # the breaker opened: further calls would be aborted, the review has failed
+    verdicts = _verdicts(progress)
+    planned = len(order)
+    if ctx.kind is RunKind.PR:
+        reproductions = [r for f in progress.flakes for r in f.reproductions]
+
+        def outcomes(agent: AgentVersion) -> dict[str, Any]:
+            return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent.name}
+
+        last = progress.scores[-1] if progress.scores else None
+        gate = decide_gate(
+            planned_cases=planned,
+            order=order,
+            verdicts=verdicts,
+            score=last.summary if last else None,
+            baseline_repro=outcomes(ctx.baseline),
+            candidate_repro=outcomes(ctx.candidate),
+            judge_degraded=False,
+            thresholds=ctx.gate,
+            evaluated=progress.evaluated,
+        )
+        return gate.outcome in (GateOutcome.REGRESSION, GateOutcome.PASS)
+    interval = score_interval(order, verdicts, planned, ctx.gate.alpha)
+    return interval_decided(interval, ctx.params.width)
+
+
+def _verdicts(progress: _Progress) -> dict[str, VerdictOutcome]:
+    return {v.case_id: v.outcome for s in progress.scores for v in s.verdicts}
+
+
+def _interval(ctx: RunContext, order: list[str], progress: _Progress) -> tuple[float, float] | None:
+    """A nightly's score interval as its stopping rule last saw it."""
+    if ctx.kind is RunKind.PR or not progress.scores:
+        return None
+    return score_interval(order, _verdicts(progress), len(order), ctx.gate.alpha)
+
+
+def _over_budget(params: RunParams, progress: _Progress, next_cases: int) -> StopReason | None:
+    """The budget the next batch would overrun at the rate seen so far, if any."""
+    if progress.evaluated == 0:
+        return None
+    per_case_calls = progress.calls_sent() / progress.evaluated
+    per_case_seconds = progress.sandbox_seconds / progress.evaluated
+    if (
+        params.max_judge_calls is not None
+        and progress.calls_sent() + per_case_calls * next_cases > params.max_judge_calls
+    ):
+        return StopReason.JUDGE_BUDGET
+    if (
+        params.max_sandbox_seconds is not None
+        and progress.sandbox_seconds + per_case_seconds * next_cases > params.max_sandbox_seconds
+    ):
+        return StopReason.SANDBOX_BUDGET
+    return None
+
+
+def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
+    """Evaluate the plan's cases, in batches where the run is adaptive, and merge the results."""
+    seed = ctx.params.seed or 0
+    order = evaluation_order(ctx.classify.planned_case_ids, seed)
+    adaptive = ctx.kind is RunKind.PR or ctx.params.until_decided
+    size = ctx.params.batch_size if adaptive else max(1, len(order))
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    progress = _Progress()
+    stop = StopReason.EXHAUSTED
+    for cases in batches:
+        over = _over_budget(ctx.params, progress, len(cases)) if adaptive else None
+        if over is not None:
+            stop = over
+            break
+        _run_batch(chain, ctx, cases, progress, adaptive=adaptive)
+        if adaptive and ctx.judged and _decided(ctx, order, progress):
+            stop = StopReason.DECIDED
+            break
+    if adaptive and ctx.judged and ctx.params.probe_pairs > 0 and progress.scores:
+        progress.scores.append(_score(chain, ctx, progress, probes=True))
+    evaluation = Evaluation(
+        adaptive=adaptive,
+        rule=_rule(ctx) if adaptive else "every planned case",
+        order_seed=seed,
+        batch_size=size,
+        planned=len(order),
+        evaluated=progress.evaluated,
+        batches=len(progress.sandbox),
+        stop=stop,
+        judge_calls_sent=progress.calls_sent(),
+        sandbox_seconds=round(progress.sandbox_seconds, 3),
+        score_interval=_interval(ctx, order, progress) if adaptive else None,
+    )
+    return Evaluated(
+        order=order,
+        evaluation=evaluation,
+        sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
+        flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
+        score=_merged(chain, score.ScoreResult.merge, progress.scores) if progress.scores else None,
+    )
+
+
+def _rule(ctx: RunContext) -> str:
+    if ctx.kind is RunKind.PR:
+        return "the PR gate decides (regression or pass)"
+    width = f" or is narrower than {ctx.params.width:g}" if ctx.params.width else ""
+    return f"the score's interval excludes 0.5{width}"

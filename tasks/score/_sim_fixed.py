@@ -1,0 +1,118 @@
+"""The fixed-size design the gate's simulation compares against (docs/gate.md#the-simulation).
+
+It is the gate's own decision rule with fixed-n intervals in place of the
+confidence sequences, looked at once: n cases drawn without replacement from
+the corpus; **regression** when the pair score's or the reproduction
+measure's upper bound at alpha/2 each (Bonferroni, as the gate) is below ½;
+otherwise **pass** when the pair score's lower bound at alpha is above
+½ − margin *and* the reproduction measure's lower bound at alpha is above
+½ − margin/2 (an intersection–union test, as the gate); otherwise
+inconclusive. Each bound is the normal approximation with the finite
+population correction,
+
+    mean ± z · SE,   SE² = s²/n · (N − n)/N,
+
+``s²`` the sample variance (divisor n − 1), so a design needs at least two
+cases. A bound must clear its threshold strictly: at n = N (SE = 0) a corpus
+whose mean sits exactly on the pass threshold does not pass.
+
+The first n cases of a uniformly random order are a uniform sample without
+replacement, so one order per run gives every n at once (running sums).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import norm
+
+from tasks.score._gate import REGRESSION_TESTS, GateThresholds
+from tasks.score._sim_corpus import SimCorpus
+
+MIN_CASES = 2
+"""Fewest cases of a fixed design: the sample variance needs two."""
+
+CHUNK_ELEMENTS = 50_000
+"""Simulated cases handled at once (runs × corpus size): small enough to stay in cache."""
+
+_TOLERANCE = 1e-9
+"""A bound within this of its threshold does not clear it (the sums are exact; a mean is
+one rounding from its true value)."""
+
+
+def _bounds(
+    sums: NDArray[np.float64], squares: NDArray[np.float64], n: NDArray[np.float64], population: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Mean and fixed-n standard error (sample variance, finite population correction)."""
+    mean = sums / n
+    variance = np.maximum(squares - sums * mean, 0.0) / np.maximum(n - 1, 1)
+    se = np.sqrt(variance / n * ((population - n) / population))
+    return mean, se
+
+
+def _decide(
+    x: NDArray[np.float64],
+    y: NDArray[np.float64],
+    population: int,
+    thresholds: GateThresholds,
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(regression, pass) of a fixed design on the first n cases, for every n = 1..T.
+
+    ``x`` and ``y`` are the pair scores and reproduction measures of runs in
+    their drawn order, shape ``(runs, T)``. Regression is checked first, so a
+    run never both passes and regresses; n = 1 decides nothing.
+    """
+    n = np.arange(1, x.shape[-1] + 1, dtype=np.float64)
+    z_pass = float(norm.ppf(1 - thresholds.alpha))
+    z_regression = float(norm.ppf(1 - thresholds.alpha / REGRESSION_TESTS))
+    regression = np.zeros(x.shape, dtype=bool)
+    passed = np.ones(x.shape, dtype=bool)
+    for values, pass_at in (
+        (x, 0.5 - thresholds.margin),
+        (y, 0.5 - thresholds.margin / 2),
+    ):
+        mean, se = _bounds(
+            np.cumsum(values, axis=-1), np.cumsum(values * values, axis=-1), n, population
+        )
+        regression |= mean + z_regression * se < 0.5 - _TOLERANCE
+        passed &= mean - z_pass * se > pass_at + _TOLERANCE
+    too_few = n < MIN_CASES
+    regression[..., too_few] = False
+    passed &= ~regression
+    passed[..., too_few] = False
+    return regression, passed
+
+
+def fixed_counts(
+    corpus: SimCorpus,
+    sims: int,
+    rng: np.random.Generator,
+    thresholds: GateThresholds,
+    upto: int | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Of ``sims`` seeded runs, how many the fixed design of n cases calls a regression and
+    how many it passes, for every n = 1..``upto`` (default: the whole corpus), index n − 1.
+
+    Every n uses the first n cases of the same random orders (common random
+    numbers), so the counts are smooth in n.
+    """
+    size = corpus.scores.size
+    upto = size if upto is None else upto
+    if not 1 <= upto <= size:
+        raise ValueError(f"upto: a fixed design of {upto} cases from a corpus of {size}")
+    regression = np.zeros(upto, dtype=np.int64)
+    passed = np.zeros(upto, dtype=np.int64)
+    chunk = max(1, CHUNK_ELEMENTS // size)
+    for start in range(0, sims, chunk):
+        rows = min(chunk, sims - start)
+        order = rng.permuted(np.tile(np.arange(size), (rows, 1)), axis=1)[:, :upto]
+        reg, pas = _decide(corpus.scores[order], corpus.repro[order], size, thresholds)
+        regression += reg.sum(axis=0)
+        passed += pas.sum(axis=0)
+    return regression, passed
+
+
+def smallest_powered(passed: NDArray[np.int64], sims: int, power: float) -> int:
+    """The smallest n whose pass count reaches ``power`` of ``sims`` (the last n if none does)."""
+    reached = np.flatnonzero(passed >= power * sims)
+    return int(reached[0]) + 1 if reached.size else int(passed.size)

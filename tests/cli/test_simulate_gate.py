@@ -1,0 +1,78 @@
+"""`bughunt simulate gate`: the JSON shape, the table, bad input; `bughunt simulate` unchanged."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from cli import app
+
+ARGS = ["simulate", "gate", "--sims", "200", "--sizes", "30,60", "--seed", "3"]
+
+
+def test_json_shape() -> None:
+    """--json gives the config, one entry per corpus size with a row per true score, the
+    error-rate claims of the gate and of the fixed design, and the smallest passing corpus."""
+    result = CliRunner().invoke(app, [*ARGS, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert set(data) == {"config", "corpora", "error_rates", "fixed_error_rates", "reachable"}
+    assert data["config"]["sims"] == 200 and data["config"]["sizes"] == [30, 60]
+    assert data["config"]["seed"] == 3 and data["config"]["batch"] == 10
+    assert [c["size"] for c in data["corpora"]] == [30, 60]
+    for corpus in data["corpora"]:
+        assert {
+            "fixed_cases",
+            "score_test_cases",
+            "fewest_cases_to_pass",
+            "reproduction",
+            "score_variance",
+        } <= set(corpus)
+        assert [s["true_score"] for s in corpus["scenarios"]] == [0.3, 0.4, 0.5, 0.6]
+        for scenario in corpus["scenarios"]:
+            shares = [scenario[k]["count"] for k in ("passed", "regression", "inconclusive")]
+            assert sum(shares) == 200
+            assert {"mean_cases", "p90_cases", "vs_fixed", "score_only_mean_cases"} <= set(scenario)
+            fixed = [scenario[k]["count"] for k in ("fixed_passed", "fixed_regression")]
+            assert sum(fixed) <= 200
+    assert len(data["error_rates"]) == len(data["fixed_error_rates"]) == 4
+    assert set(data["reachable"]) == {"every_pair_won", "every_pair_tied", "searched_to"}
+
+
+def test_margin_and_alpha_options_reach_the_gate() -> None:
+    """--margin adds its own boundary score; --alpha is recorded."""
+    args = [*ARGS, "--sizes", "100", "--margin", "0.05", "--alpha", "0.1", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["config"]["alpha"] == 0.1 and data["config"]["margin"] == 0.05
+    scores = [s["true_score"] for s in data["corpora"][0]["scenarios"]]
+    assert scores == [0.3, 0.4, 0.45, 0.5, 0.6]
+
+
+def test_table_names_every_row_and_claim() -> None:
+    """The text form has a row per corpus size and true score, the claims of the gate and of the
+    fixed design, and the smallest corpus."""
+    result = CliRunner().invoke(app, ARGS)
+    assert result.exit_code == 0, result.output
+    for column in ("fixed n", "fixed pass", "fixed regr.", "score tests alone", "score n"):
+        assert column in result.output
+    assert result.output.count("regression at ½") == 4
+    assert "The fixed design's own error rates" in result.output
+    assert "Smallest corpus on which pass is reachable" in result.output
+
+
+def test_sizes_that_cannot_hold_the_score_are_refused() -> None:
+    """A size no corpus of an exact true score fits, or a non-number, exits 2 naming --sizes."""
+    for sizes in ("33", "thirty"):
+        result = CliRunner().invoke(app, ["simulate", "gate", "--sizes", sizes])
+        assert result.exit_code == 2
+        assert "sizes" in result.output
+
+
+def test_simulate_without_a_command_is_the_judge_simulation() -> None:
+    """`bughunt simulate` still simulates the judging strategies."""
+    result = CliRunner().invoke(app, ["simulate", "--draws", "50", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "strategies" in json.loads(result.output)
