@@ -12,7 +12,15 @@ from bughunt.models import (
     JudgeCalibration,
     Strategy,
 )
-from cli._common import JsonOpt, LedgerOpt, guarded, print_json, print_rows
+from cli._common import (
+    JsonOpt,
+    JudgesConfigOpt,
+    LedgerOpt,
+    RefreshJudgeOpt,
+    guarded,
+    print_json,
+    print_rows,
+)
 from judging.calibration import LabelSet, read_labels
 from judging.judges import DEFAULT_JUDGE
 
@@ -105,20 +113,12 @@ def calibrate_command(
             "--seed", min=0, help="Seed of the random_order coin and the kappa bootstrap."
         ),
     ] = 0,
-    judges_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--judges-config",
-            help="TOML with [judges.*] / [juries.*] (default ./pyproject.toml).",
-        ),
-    ] = None,
+    judges_config: JudgesConfigOpt = None,
     deadline: Annotated[
         float | None,
         typer.Option("--deadline", min=0.1, help="Seconds per call (default: the judge's, 90)."),
     ] = None,
-    refresh_judge: Annotated[
-        bool, typer.Option("--refresh-judge", help="Bypass the judge cache.")
-    ] = False,
+    refresh_judge: RefreshJudgeOpt = False,
     ledger: LedgerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

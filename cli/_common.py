@@ -30,6 +30,13 @@ LedgerOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+JudgesConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--judges-config", help="TOML with [judges.*] / [juries.*] (default ./pyproject.toml)."
+    ),
+]
+RefreshJudgeOpt = Annotated[bool, typer.Option("--refresh-judge", help="Bypass the judge cache.")]
 
 T = TypeVar("T")
 

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from cli._common import JsonOpt, LedgerOpt, guarded, print_json, print_rows
+from cli._common import (
+    JsonOpt,
+    JudgesConfigOpt,
+    LedgerOpt,
+    RefreshJudgeOpt,
+    guarded,
+    print_json,
+    print_rows,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -25,13 +33,8 @@ def probe(
     pairs: Annotated[
         int, typer.Option(min=1, help="Reports per probe (position, verbosity).")
     ] = 20,
-    judges_config: Annotated[
-        Path | None,
-        typer.Option(help="TOML with [judges.*] / [juries.*] (default ./pyproject.toml)."),
-    ] = None,
-    refresh_judge: Annotated[
-        bool, typer.Option("--refresh-judge", help="Bypass the judge cache.")
-    ] = False,
+    judges_config: JudgesConfigOpt = None,
+    refresh_judge: RefreshJudgeOpt = False,
     ledger: LedgerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -11,6 +11,17 @@ from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"
 
+SEVEN = [
+    "cmp-withdraw-exact-balance",
+    "cmp-period-end-inclusive",
+    "cond-zero-amount-posting",
+    "exc-rollback-wrong-exception",
+    "ret-credit-balance-sign",
+    "state-entries-alias",
+    "state-next-id",
+]
+"""Seven demo cases whose recorded baseline reports reproduce their bugs."""
+
 
 def mini_corpus(
     repo: Path,
@@ -77,3 +88,13 @@ def path_diff(path: str) -> bytes:
     return (
         f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n line\n+added\n"
     ).encode()
+
+
+def broken_corpus(repo: Path, cases: Sequence[str] = SEVEN) -> Path:
+    """The demo corpus with ``cases``, the recorded baseline against a candidate whose tests
+    reproduce nothing (``broken``)."""
+    corpus = mini_corpus(repo, cases, pairing=("baseline-recorded", "broken"))
+    (corpus / "corpus.toml").write_text(
+        (corpus / "corpus.toml").read_text() + broken_reports(corpus, cases)
+    )
+    return corpus

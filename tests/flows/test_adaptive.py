@@ -10,27 +10,9 @@ import pytest
 from flows import RunParams, RunResult, nightly_flow, pr_flow
 from ledger import Ledger
 from tasks.score import StopReason, evaluation_order
-from tests.flows.corpora import broken_reports, mini_corpus, path_diff
+from tests.flows.corpora import SEVEN, broken_corpus, mini_corpus, path_diff
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-
-SEVEN = [
-    "cmp-withdraw-exact-balance",
-    "cmp-period-end-inclusive",
-    "cond-zero-amount-posting",
-    "exc-rollback-wrong-exception",
-    "ret-credit-balance-sign",
-    "state-entries-alias",
-    "state-next-id",
-]
-
-
-def broken_corpus(tmp_path: Path) -> Path:
-    corpus = mini_corpus(tmp_path / "c", SEVEN, pairing=("baseline-recorded", "broken"))
-    (corpus / "corpus.toml").write_text(
-        (corpus / "corpus.toml").read_text() + broken_reports(corpus, SEVEN)
-    )
-    return corpus
 
 
 def params(tmp_path: Path, corpus: Path, **kw: Any) -> RunParams:
@@ -48,7 +30,7 @@ def test_nightly_until_decided_stops_once_the_interval_excludes_half(tmp_path: P
     """A candidate worse on every case: --until-decided stops when the score's interval lies
     below 0.5, before the corpus is exhausted, and says how much of it it needed."""
     result = nightly_flow(
-        params=params(tmp_path, broken_corpus(tmp_path), until_decided=True, batch_size=2)
+        params=params(tmp_path, broken_corpus(tmp_path / "c"), until_decided=True, batch_size=2)
     )
     evaluation = result.summary.evaluation
     assert evaluation is not None and evaluation.adaptive
@@ -70,7 +52,7 @@ def test_nightly_until_decided_stops_at_the_width_asked_for(tmp_path: Path) -> N
     """A width the first batch already beats stops the nightly after that batch."""
     result = nightly_flow(
         params=params(
-            tmp_path, broken_corpus(tmp_path), until_decided=True, batch_size=3, width=0.999
+            tmp_path, broken_corpus(tmp_path / "c"), until_decided=True, batch_size=3, width=0.999
         )
     )
     evaluation = result.summary.evaluation
@@ -94,8 +76,9 @@ def test_a_plain_nightly_is_one_batch_of_every_case(tmp_path: Path) -> None:
 
 
 def test_a_resumed_adaptive_run_redoes_nothing(tmp_path: Path) -> None:
-    """Re-running an adaptive PR run's id resumes every batch: same gate, no new row."""
-    corpus = broken_corpus(tmp_path)
+    """Re-running an adaptive PR run's id resumes every batch: same gate, no new row; the
+    flow run's final state message carries the gate."""
+    corpus = broken_corpus(tmp_path / "c")
     diff = tmp_path / "pr.diff"
     diff.write_bytes(path_diff("corpus/demo/agents/scripted/agent.py"))
     p = params(tmp_path, corpus, batch_size=2, run_id="pr-adaptive")
@@ -113,3 +96,10 @@ def test_a_resumed_adaptive_run_redoes_nothing(tmp_path: Path) -> None:
     assert first.summary.gate == again.summary.gate
     assert first.summary.evaluation is not None and again.summary.evaluation is not None
     assert first.summary.evaluation.evaluated == again.summary.evaluation.evaluated
+    # The flow run's final state carries the headline and the gate (the Prefect UI shows it).
+    state = pr_flow(diff=str(diff), params=p, return_state=True)
+    assert first.summary.gate is not None
+    assert state.is_completed() and state.message is not None
+    assert f"gate {first.summary.gate.outcome.value} (exit {first.summary.gate.exit_code})" in (
+        state.message
+    )
