@@ -15,6 +15,7 @@ from tasks.score.gate_simulation import (
     GateSimConfig,
     GateSimulation,
     Share,
+    Verdicts,
     simulate_gate,
 )
 
@@ -63,21 +64,36 @@ def render(result: GateSimulation) -> str:
         f"N={c.size}: {c.fewest_cases_to_pass if c.fewest_cases_to_pass else 'never'}"
         for c in result.corpora
     )
+    verdicts = (
+        "drawn afresh in every PR from its category's rates of wins, ties and losses "
+        "(the expected corpus mean is the row's)"
+        if cfg.verdicts is Verdicts.NOISY
+        else "the corpus's own in every PR (a PR reorders the cases)"
+    )
+    unpowered = [c.size for c in result.corpora if not c.fixed_powered]
+    short = (
+        f"; on N={', '.join(map(str, unpowered))} no n reaches it, and n is the one passing most"
+        if unpowered
+        else ""
+    )
     lines = [
         f"PR gate simulation: {cfg.sims} simulated PRs per row, seed {cfg.seed}; "
-        f"alpha {cfg.alpha:g}, margin {cfg.margin:g}, a look every {cfg.batch} cases",
+        f"alpha {cfg.alpha:g}, margin {cfg.margin:g}, a look every {cfg.batch} cases; "
+        f"verdicts {cfg.verdicts}",
         f"Corpora: {len(result.corpora[0].scenarios[0].categories)} categories with their own "
         f"score offsets and tie rates, mean pair score exactly the row's; reproduction {mix} "
         "(equal rates)",
-        "fixed n: the gate's decision rule with fixed-n intervals (normal, finite population), "
+        f"Pair scores: {verdicts}; reproduction outcomes: the corpus's own",
+        "fixed n: the gate's decision rule with fixed-n normal intervals (the pair score's with "
+        "replacement, the reproduction measure's with the finite population correction), "
         f"looked at once: pass if both lower bounds at alpha {cfg.alpha:g} clear their "
         "thresholds, regression if either upper bound at alpha/2 is below 0.5; the fewest "
-        f"cases passing {cfg.power:.0%} of its simulated PRs at 0.5. fixed pass, fixed regr.: "
-        "its outcomes at that n",
+        f"cases passing {cfg.power:.0%} of its simulated PRs at 0.5{short}. "
+        "fixed pass, fixed regr.: its outcomes at that n",
         "score tests alone: mean cases on the same orders when the reproduction measure "
         "cannot hold a decision back; score n: a fixed-size test of the score alone "
         f"(mean ≥ {0.5 - cfg.margin:g} at alpha {cfg.alpha:g}, {cfg.power:.0%} power at 0.5, "
-        "normal formula)",
+        "normal formula, at most N)",
         "",
         *_table(result),
         "",
@@ -130,7 +146,17 @@ def simulate_gate_cmd(
             help="The gate's alpha (default: the alpha of tool.bughunt.gate in pyproject.toml).",
         ),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated orders.", min=0)] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the simulated orders and draws.", min=0)
+    ] = 0,
+    verdicts: Annotated[
+        Verdicts,
+        typer.Option(
+            "--verdicts",
+            help="noisy: every PR draws each case's pair score afresh from its category's "
+            "rates; fixed: every PR reorders the corpus's own scores.",
+        ),
+    ] = Verdicts.NOISY,
 ) -> None:
     """Simulate the whole PR gate over seeded random PRs on finite corpora of several sizes.
 
@@ -138,7 +164,9 @@ def simulate_gate_cmd(
     0.5 − margin) it prints the share of simulated PRs the gate passes, calls a
     regression on, or leaves inconclusive, with Monte Carlo intervals; the
     cases it evaluated before deciding, beside a fixed-size design; and the
-    smallest corpus on which pass is reachable. docs/gate.md explains it.
+    smallest corpus on which pass is reachable. By default every PR draws its
+    verdicts afresh (a judge's verdict is a noisy measurement); --verdicts
+    fixed reorders fixed case scores instead. docs/gate.md explains it.
     """
     configured = load_gate_thresholds()
     try:
@@ -149,6 +177,7 @@ def simulate_gate_cmd(
             alpha=configured.alpha if alpha is None else alpha,
             margin=configured.margin if margin is None else margin,
             seed=seed,
+            verdicts=verdicts,
         )
     except ValidationError as exc:
         err = exc.errors()[0]

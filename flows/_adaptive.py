@@ -39,6 +39,7 @@ from tasks.score import (
     interval_decided,
     score_interval,
 )
+from tasks.score.pairs import SPLIT_TIE
 
 In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
@@ -160,10 +161,15 @@ def _score(
     )
 
 
+def _stop(ctx: RunContext, order: list[str], progress: _Progress) -> StopReason | None:
+    """Why to stop after this batch, if the evidence decides or the judge has failed."""
+    if any(s.health.degraded for s in progress.scores):
+        return StopReason.JUDGE_DEGRADED  # further calls would be aborted: the review failed
+    return StopReason.DECIDED if _decided(ctx, order, progress) else None
+
+
 def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
     """Whether the evidence so far decides: the PR gate, or the nightly's interval."""
-    if any(s.health.degraded for s in progress.scores):
-        return True  # the breaker opened: further calls would be aborted, the review has failed
     verdicts = _verdicts(progress)
     planned = len(order)
     if ctx.kind is RunKind.PR:
@@ -172,17 +178,18 @@ def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
         def outcomes(agent: AgentVersion) -> dict[str, Any]:
             return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent.name}
 
-        last = progress.scores[-1] if progress.scores else None
         gate = decide_gate(
             planned_cases=planned,
             order=order,
             verdicts=verdicts,
-            score=last.summary if last else None,
             baseline_repro=outcomes(ctx.baseline),
             candidate_repro=outcomes(ctx.candidate),
             judge_degraded=False,
             thresholds=ctx.gate,
             evaluated=progress.evaluated,
+            split_ties=[
+                v.case_id for s in progress.scores for v in s.verdicts if v.reason == SPLIT_TIE
+            ],
         )
         return gate.outcome in (GateOutcome.REGRESSION, GateOutcome.PASS)
     interval = score_interval(order, verdicts, planned, ctx.gate.alpha)
@@ -234,8 +241,9 @@ def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
             stop = over
             break
         _run_batch(chain, ctx, cases, progress, adaptive=adaptive)
-        if adaptive and ctx.judged and _decided(ctx, order, progress):
-            stop = StopReason.DECIDED
+        decided = _stop(ctx, order, progress) if adaptive and ctx.judged else None
+        if decided is not None:
+            stop = decided
             break
     if adaptive and ctx.judged and ctx.params.probe_pairs > 0 and progress.scores:
         progress.scores.append(_score(chain, ctx, progress, probes=True))

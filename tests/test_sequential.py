@@ -103,3 +103,21 @@ def test_bad_input() -> None:
         log_wealth(np.ones(4), population=3, m=0.5, alpha=ALPHA, side=Side.ABOVE)
     assert bound([], population=10, alpha=ALPHA, side=Side.ABOVE) == 0.0
     assert bound([], population=10, alpha=ALPHA, side=Side.BELOW) == 1.0
+
+
+def test_noisy_verdicts_need_the_with_replacement_form() -> None:
+    """Verdicts drawn around an expected score of 0.4 (a judge answers differently on another
+    call): the with-replacement form rejects "mean ≤ 0.4" in at most alpha of the runs, the
+    without-replacement form — built from the observed scores — far more often. So the gate's
+    score bound is the with-replacement one."""
+    rng = np.random.default_rng(9)
+    runs = rng.choice([1.0, 0.5, 0.0], size=(4000, 60), p=[0.3, 0.2, 0.5])
+    se = np.sqrt(ALPHA * (1 - ALPHA) / len(runs))
+    with_replacement = rejected(runs, population=None, m=0.4, alpha=ALPHA, side=Side.ABOVE)
+    assert with_replacement[:, -1].mean() <= ALPHA + 3 * se
+    without = rejected(runs, population=60, m=0.4, alpha=ALPHA, side=Side.ABOVE)
+    assert without[:, -1].mean() > 2 * ALPHA
+    # and on a fixed corpus, shuffled, the with-replacement form holds too
+    fixed = permutations(population(60, 0.4), 4000, seed=4)
+    shown = rejected(fixed, population=None, m=0.4, alpha=ALPHA, side=Side.ABOVE)[:, -1]
+    assert shown.mean() <= ALPHA + 3 * se

@@ -36,6 +36,7 @@ from tasks.score import (
     decide_gate,
     last_calibration,
 )
+from tasks.score.pairs import SPLIT_TIE
 
 
 class ReportInputs(StageInputs):
@@ -100,12 +101,12 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
         planned_cases=len(inputs.classify.planned_case_ids),
         order=inputs.order,
         verdicts={v.case_id: v.outcome for v in score.verdicts} if score else {},
-        score=score.summary if score else None,
         baseline_repro=outcomes(inputs.baseline),
         candidate_repro=outcomes(inputs.candidate),
         judge_degraded=bool(score and score.health.degraded),
         thresholds=settings.gate,
         evaluated=inputs.evaluation.evaluated if inputs.evaluation and inputs.order else None,
+        split_ties=[v.case_id for v in score.verdicts if v.reason == SPLIT_TIE] if score else [],
     )
 
 

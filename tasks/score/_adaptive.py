@@ -17,7 +17,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import VerdictOutcome
-from bughunt.sequential import Side, bound
+from bughunt.sequential import WITH_REPLACEMENT, Side, bound
 from tasks.score._gate import PAIR_SCORE
 
 
@@ -28,6 +28,7 @@ class StopReason(StrEnum):
     EXHAUSTED = "plan exhausted"
     JUDGE_BUDGET = "judge-call budget"
     SANDBOX_BUDGET = "sandbox-time budget"
+    JUDGE_DEGRADED = "the judge's circuit breaker opened"
 
 
 class Evaluation(BaseModel):
@@ -93,8 +94,8 @@ def score_interval(
     low = [PAIR_SCORE.get(verdicts[c], 0.0) for c in evaluated]
     high = [PAIR_SCORE.get(verdicts[c], 1.0) for c in evaluated]
     return (
-        bound(low, population=population, alpha=alpha / 2, side=Side.ABOVE),
-        bound(high, population=population, alpha=alpha / 2, side=Side.BELOW),
+        bound(low, population=WITH_REPLACEMENT, alpha=alpha / 2, side=Side.ABOVE),
+        bound(high, population=WITH_REPLACEMENT, alpha=alpha / 2, side=Side.BELOW),
     )
 
 

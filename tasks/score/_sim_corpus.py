@@ -7,17 +7,34 @@ counts, adjusted one half-point at a time until the corpus's mean pair score
 is exactly the one asked for. Reproduction outcomes are fixed counts (60%
 both versions, 20% neither, 10% only the candidate, 10% only the baseline),
 so the two reproduction rates are equal, spread evenly over the categories.
+
+A simulated PR reads the corpus in one of two ways (:class:`Verdicts`): its
+pair scores as they stand (``fixed``), or drawn afresh for every case from
+its category's win, tie and loss rates (``noisy``, the default: a verdict is
+a noisy measurement). Reproduction outcomes are the corpus's in both.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import BugCategory
+
+
+class Verdicts(StrEnum):
+    """How a simulated PR's pair scores come from its corpus."""
+
+    NOISY = "noisy"
+    """Each case's pair score drawn afresh in every PR from its category's rates of wins, ties
+    and losses (the corpus's counts over its cases): the expected corpus mean is exactly the
+    true score, a PR's observed mean varies around it."""
+    FIXED = "fixed"
+    """Each case's pair score is the corpus's: a PR only reorders the cases."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,3 +184,30 @@ def build_corpus(size: int, score: float) -> SimCorpus:
         categories=mixes,
         reproduction=reproduction,
     )
+
+
+def _category_blocks(corpus: SimCorpus) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """For every case, where its category's block of scores starts and how long it is."""
+    sizes = np.array([m.cases for m in corpus.categories], dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    return np.repeat(starts, sizes), np.repeat(sizes, sizes)
+
+
+def draw_scores(
+    corpus: SimCorpus, order: NDArray[np.int64], rng: np.random.Generator, verdicts: Verdicts
+) -> NDArray[np.float64]:
+    """The pair scores of the cases in ``order`` (any shape of case indices) as a PR sees them.
+
+    ``fixed``: the corpus's own. ``noisy``: each one drawn afresh, independently, from
+    its category's wins, ties and losses: a uniformly chosen score of the category's
+    block (the corpus holds its categories' scores in blocks, in order), so a case
+    scores 1, ½ or 0 with its category's shares. Only ``noisy`` uses ``rng``.
+    """
+    if verdicts is Verdicts.FIXED:
+        scores: NDArray[np.float64] = corpus.scores[order]
+        return scores
+    starts, sizes = _category_blocks(corpus)
+    within = (rng.random(order.shape) * sizes[order]).astype(np.int64)
+    picks = starts[order] + np.minimum(within, sizes[order] - 1)  # u·n may round up to n
+    drawn: NDArray[np.float64] = corpus.scores[picks]
+    return drawn

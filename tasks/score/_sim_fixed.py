@@ -7,17 +7,23 @@ measure's upper bound at alpha/2 each (Bonferroni, as the gate) is below ½;
 otherwise **pass** when the pair score's lower bound at alpha is above
 ½ − margin *and* the reproduction measure's lower bound at alpha is above
 ½ − margin/2 (an intersection–union test, as the gate); otherwise
-inconclusive. Each bound is the normal approximation with the finite
-population correction,
+inconclusive. Each bound is the normal approximation
 
-    mean ± z · SE,   SE² = s²/n · (N − n)/N,
+    mean ± z · SE,   SE² = s²/n            (pair score),
+                     SE² = s²/n · (N − n)/N (reproduction measure),
 
 ``s²`` the sample variance (divisor n − 1), so a design needs at least two
-cases. A bound must clear its threshold strictly: at n = N (SE = 0) a corpus
-whose mean sits exactly on the pass threshold does not pass.
+cases. The two forms are the gate's: the pair score's bound is with
+replacement (a verdict is a noisy measurement, so even all N cases leave
+the expected score uncertain), the reproduction measure's has the finite
+population correction (about the plan's fixed outcomes). A bound must clear
+its threshold strictly: at n = N the reproduction measure's SE is 0, and a
+plan whose reproduction measure sits exactly on its threshold does not pass.
 
 The first n cases of a uniformly random order are a uniform sample without
-replacement, so one order per run gives every n at once (running sums).
+replacement, so one order per run gives every n at once (running sums). The
+pair scores are drawn as the gate's runs draw them
+(:func:`tasks.score._sim_corpus.draw_scores`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from numpy.typing import NDArray
 from scipy.stats import norm
 
 from tasks.score._gate import REGRESSION_TESTS, GateThresholds
-from tasks.score._sim_corpus import SimCorpus
+from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 MIN_CASES = 2
 """Fewest cases of a fixed design: the sample variance needs two."""
@@ -41,12 +47,17 @@ one rounding from its true value)."""
 
 
 def _bounds(
-    sums: NDArray[np.float64], squares: NDArray[np.float64], n: NDArray[np.float64], population: int
+    sums: NDArray[np.float64],
+    squares: NDArray[np.float64],
+    n: NDArray[np.float64],
+    population: int | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Mean and fixed-n standard error (sample variance, finite population correction)."""
+    """Mean and fixed-n standard error (sample variance; the finite population correction
+    when ``population`` is given)."""
     mean = sums / n
     variance = np.maximum(squares - sums * mean, 0.0) / np.maximum(n - 1, 1)
-    se = np.sqrt(variance / n * ((population - n) / population))
+    fpc = 1.0 if population is None else (population - n) / population
+    se = np.sqrt(variance / n * fpc)
     return mean, se
 
 
@@ -67,13 +78,11 @@ def _decide(
     z_regression = float(norm.ppf(1 - thresholds.alpha / REGRESSION_TESTS))
     regression = np.zeros(x.shape, dtype=bool)
     passed = np.ones(x.shape, dtype=bool)
-    for values, pass_at in (
-        (x, 0.5 - thresholds.margin),
-        (y, 0.5 - thresholds.margin / 2),
+    for values, pass_at, form in (
+        (x, 0.5 - thresholds.margin, None),
+        (y, 0.5 - thresholds.margin / 2, population),
     ):
-        mean, se = _bounds(
-            np.cumsum(values, axis=-1), np.cumsum(values * values, axis=-1), n, population
-        )
+        mean, se = _bounds(np.cumsum(values, axis=-1), np.cumsum(values * values, axis=-1), n, form)
         regression |= mean + z_regression * se < 0.5 - _TOLERANCE
         passed &= mean - z_pass * se > pass_at + _TOLERANCE
     too_few = n < MIN_CASES
@@ -88,13 +97,14 @@ def fixed_counts(
     sims: int,
     rng: np.random.Generator,
     thresholds: GateThresholds,
+    verdicts: Verdicts,
     upto: int | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Of ``sims`` seeded runs, how many the fixed design of n cases calls a regression and
     how many it passes, for every n = 1..``upto`` (default: the whole corpus), index n − 1.
 
-    Every n uses the first n cases of the same random orders (common random
-    numbers), so the counts are smooth in n.
+    Every n uses the first n cases of the same random orders, and of the same draws of
+    their pair scores (common random numbers), so the counts are smooth in n.
     """
     size = corpus.scores.size
     upto = size if upto is None else upto
@@ -106,13 +116,15 @@ def fixed_counts(
     for start in range(0, sims, chunk):
         rows = min(chunk, sims - start)
         order = rng.permuted(np.tile(np.arange(size), (rows, 1)), axis=1)[:, :upto]
-        reg, pas = _decide(corpus.scores[order], corpus.repro[order], size, thresholds)
+        scores = draw_scores(corpus, order, rng, verdicts)
+        reg, pas = _decide(scores, corpus.repro[order], size, thresholds)
         regression += reg.sum(axis=0)
         passed += pas.sum(axis=0)
     return regression, passed
 
 
 def smallest_powered(passed: NDArray[np.int64], sims: int, power: float) -> int:
-    """The smallest n whose pass count reaches ``power`` of ``sims`` (the last n if none does)."""
+    """The smallest n whose pass count reaches ``power`` of ``sims``; if none does, the
+    smallest n with the most passes (the most powerful design the corpus allows)."""
     reached = np.flatnonzero(passed >= power * sims)
-    return int(reached[0]) + 1 if reached.size else int(passed.size)
+    return int(reached[0] if reached.size else np.argmax(passed)) + 1

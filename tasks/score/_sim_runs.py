@@ -1,6 +1,8 @@
 """The gate's simulated runs: orders of a corpus through the gate, decided at its looks.
 
-A run is one uniformly random order of a corpus. The gate's core
+A run is one uniformly random order of a corpus, its pair scores as the
+corpus holds them or drawn afresh (:class:`~tasks.score._sim_corpus.Verdicts`),
+its reproduction measures the corpus's. The gate's core
 (:func:`tasks.score._gate.gate_steps`, or a stand-in a test injects) says
 after every case whether regression or pass is shown; only the looks after
 each batch count, and the first look where either holds decides.
@@ -14,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tasks.score._gate import GateThresholds, Sequences, gate_steps
-from tasks.score._sim_corpus import SimCorpus
+from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 Steps = Callable[[Sequences, int, GateThresholds], tuple[NDArray[np.bool_], NDArray[np.bool_]]]
 """The gate's sequential core: (regression shown, pass shown) after each case."""
@@ -62,26 +64,26 @@ def _horizons(looks: NDArray[np.int64]) -> list[int]:
 
 
 def _decide_chunk(
-    corpus: SimCorpus,
-    order: NDArray[np.int64],
+    scores: NDArray[np.float64],
+    repro: NDArray[np.float64],
     looks: NDArray[np.int64],
     thresholds: GateThresholds,
     steps: Steps,
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
-    """The runs of one chunk, on ever longer prefixes until each is decided.
+    """The runs of one chunk (their pair scores and reproduction measures in drawn order,
+    shape ``(runs, N)``), on ever longer prefixes until each is decided.
 
     The gate is causal (its state after case t depends on the first t cases
     only), so a run decided on a prefix is decided the same on the whole
     order; only the undecided runs go on to the next, longer prefix.
     """
-    size = corpus.scores.size
-    outcome = np.full(order.shape[0], INCONCLUSIVE, dtype=np.int8)
-    cases = np.full(order.shape[0], size, dtype=np.int64)
-    pending = np.arange(order.shape[0])
+    runs, size = scores.shape
+    outcome = np.full(runs, INCONCLUSIVE, dtype=np.int8)
+    cases = np.full(runs, size, dtype=np.int64)
+    pending = np.arange(runs)
     for horizon in _horizons(looks):
-        rows = order[pending, :horizon]
-        score, repro = corpus.scores[rows], corpus.repro[rows]
-        seqs = Sequences(score_low=score, score_high=score, repro_low=repro, repro_high=repro)
+        score, rep = scores[pending, :horizon], repro[pending, :horizon]
+        seqs = Sequences(score_low=score, score_high=score, repro_low=rep, repro_high=rep)
         o, c = decide_runs(*steps(seqs, size, thresholds), looks[looks <= horizon])
         done = o != INCONCLUSIVE
         outcome[pending[done]], cases[pending[done]] = o[done], c[done]
@@ -98,14 +100,20 @@ def run_orders(
     looks: NDArray[np.int64],
     thresholds: GateThresholds,
     steps: Steps,
+    verdicts: Verdicts,
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
-    """``sims`` random orders of the corpus through the gate, in chunks of bounded memory."""
+    """``sims`` random orders of the corpus through the gate, in chunks of bounded memory.
+
+    Each chunk draws its orders, then (``noisy``) its pair scores, from ``rng``: two runs
+    from the same seed see the same orders and the same draws.
+    """
     size = corpus.scores.size
     chunk = max(1, ELEMENTS_PER_CHUNK // size)
     outcomes, cases = [], []
     for start in range(0, sims, chunk):
         order = rng.permuted(np.tile(np.arange(size), (min(chunk, sims - start), 1)), axis=1)
-        o, c = _decide_chunk(corpus, order, looks, thresholds, steps)
+        scores = draw_scores(corpus, order, rng, verdicts)
+        o, c = _decide_chunk(scores, corpus.repro[order], looks, thresholds, steps)
         outcomes.append(o)
         cases.append(c)
     return np.concatenate(outcomes), np.concatenate(cases)

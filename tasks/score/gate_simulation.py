@@ -1,13 +1,19 @@
 """A seeded simulation of the whole PR gate (docs/gate.md#the-simulation).
 
 Each simulated PR is a uniformly random order of a finite corpus whose true
-mean pair score is known exactly; the gate (:func:`gate_steps`, the code the
+mean pair score is known exactly. By default (``verdicts="noisy"``) every
+case's pair score is drawn afresh in each PR from its category's rates of
+wins, ties and losses, so the corpus's *expected* mean is the true score and
+a PR's observed mean varies around it, as a judge's verdicts do; with
+``verdicts="fixed"`` the case scores are the corpus's own and a PR only
+reorders them. Reproduction outcomes are the corpus's in both. The gate (:func:`gate_steps`, the code the
 real gate runs) looks after every batch of cases and the first look where
 regression or pass holds decides, else the run ends inconclusive. Over many
 PRs this measures the gate's error rates — ``pass`` at a true score of
 ½ − margin, ``regression`` at ½ — and how many cases it needs, beside a
 fixed-size design: the same decision rule with fixed-n intervals, at the same
-alpha, sized (by simulation) for 80% power to pass at ½.
+alpha, sized (by simulation, on the same kind of draws) for 80% power to pass
+at ½ (or, when no n on the corpus reaches it, with its highest power).
 
 Pure and seeded: the same configuration gives the same numbers. The corpora
 come from :mod:`tasks.score._sim_corpus`, the runs from :mod:`tasks.score._sim_runs`,
@@ -33,7 +39,9 @@ from tasks.score._sim_corpus import (
     CategoryMix,
     ReproMix,
     SimCorpus,
+    Verdicts,
     build_corpus,
+    draw_scores,
     exact_score,
 )
 from tasks.score._sim_fixed import fixed_counts, smallest_powered
@@ -71,9 +79,13 @@ class GateSimConfig(_Out):
     margin: float = Field(default=0.10, gt=0, lt=0.5)
     """The gate's margin (``[tool.bughunt.gate] margin``)."""
     seed: int = Field(default=0, ge=0)
-    """Seed of every simulated order (each corpus size and score has its own stream)."""
+    """Seed of every simulated order and draw (each corpus size and score has its own stream)."""
     power: float = Field(default=0.8, gt=0, lt=1)
     """Simulated power of the fixed-size design to pass at a true score of ½."""
+    verdicts: Verdicts = Verdicts.NOISY
+    """``noisy``: each PR draws every case's pair score afresh from its category's rates;
+    ``fixed``: each PR reorders the corpus's own scores. Reproduction outcomes are fixed in
+    both."""
 
     @model_validator(mode="after")
     def _exact_corpora(self) -> GateSimConfig:
@@ -169,12 +181,17 @@ class CorpusResult(_Out):
     """Variance of the case scores at a true score of ½ (population form, divisor N)."""
     fixed_cases: int
     """n of the fixed-size design (docs/gate.md#the-simulation): the gate's decision rule with
-    fixed-n normal intervals and the finite population correction, looked at once after n
-    cases; the smallest n (at least 2, at most ``size``) whose simulated pass share at a true
-    score of ½ reaches ``config.power``."""
+    fixed-n normal intervals (the pair score's with replacement, the reproduction measure's
+    with the finite population correction), looked at once after n cases; the smallest n (at
+    least 2) whose simulated pass share at a true score of ½ reaches ``config.power``; when
+    none up to ``size`` does, the smallest n with the highest pass share (then its
+    ``fixed_passed`` at ½ is below the power)."""
+    fixed_powered: bool
+    """Whether some n up to ``size`` reaches ``config.power``."""
     score_test_cases: int
     """Cases of the score's pass test alone for the same power, by formula
-    (:func:`score_test_cases`): the design the score tests alone compare with."""
+    (:func:`score_test_cases`), at most ``size``: the design the score tests alone compare
+    with."""
     fewest_cases_to_pass: int | None
     """Cases after which a candidate that wins every pair and changes no reproduction passes
     (``None``: it never does): no PR passes sooner."""
@@ -231,13 +248,18 @@ def simulate_scenario(
     score_cases: int,
     steps: Steps = gate_steps,
 ) -> ScenarioResult:
-    """The gate over ``config.sims`` seeded random orders of ``corpus``, its score tests
-    alone over the same orders, and the fixed-size design of ``fixed_cases`` cases over
-    orders of its own. ``score_cases`` is the score test alone's fixed n."""
+    """The gate over ``config.sims`` seeded random orders of ``corpus`` (with fresh pair
+    scores when ``config.verdicts`` is noisy), its score tests alone over the same orders
+    and draws, and the fixed-size design of ``fixed_cases`` cases over orders and draws of
+    its own. ``score_cases`` is the score test alone's fixed n."""
     seed = _seed(config, corpus)
     looks = look_points(corpus.scores.size, config.batch)
     run = functools.partial(
-        run_orders, sims=config.sims, looks=looks, thresholds=config.thresholds()
+        run_orders,
+        sims=config.sims,
+        looks=looks,
+        thresholds=config.thresholds(),
+        verdicts=config.verdicts,
     )
     outcome, cases = run(corpus, rng=np.random.default_rng(seed), steps=steps)
     score_only = dataclasses.replace(corpus, repro=np.ones_like(corpus.repro))
@@ -246,7 +268,7 @@ def simulate_scenario(
     mean_cases, score_mean = float(cases.mean()), float(score_only_cases.mean())
     fixed_rng = np.random.default_rng(_seed(config, corpus, _FIXED_STREAM))
     fixed_regression, fixed_passed = fixed_counts(
-        corpus, config.sims, fixed_rng, config.thresholds(), upto=fixed_cases
+        corpus, config.sims, fixed_rng, config.thresholds(), config.verdicts, upto=fixed_cases
     )
     return ScenarioResult(
         true_score=corpus.true_score,
@@ -274,23 +296,26 @@ def score_test_cases(
     true mean of ½ with probability ``power`` (normal approximation), at most ``population``:
     the score's pass test alone, with no reproduction test.
 
-    With ``n₀ = σ² (z₁₋α + z_power)² / margin²`` (``σ²`` the case scores' variance,
-    divisor N) and the finite population correction ``(N − n)/(N − 1)``, the
-    smallest n is ``⌈n₀ N / (n₀ + N − 1)⌉``.
+    The test's form is the gate's score bound's, with replacement (no finite
+    population correction): with ``σ²`` the variance of a case's pair score
+    (the corpus's scores, divisor N, which is also a noisy draw's variance),
+    ``n = ⌈σ² (z₁₋α + z_power)² / margin²⌉``. When that exceeds the corpus,
+    the corpus: no n on it has the power.
     """
     z = float(norm.ppf(1 - alpha) + norm.ppf(power))
-    n0 = variance * z * z / (margin * margin)
-    n = math.ceil(n0 * population / (n0 + population - 1) - 1e-9)
+    n = math.ceil(variance * z * z / (margin * margin) - 1e-9)
     return min(max(n, 1), population)
 
 
-def fixed_design_cases(at_half: SimCorpus, config: GateSimConfig) -> int:
+def fixed_design_cases(at_half: SimCorpus, config: GateSimConfig) -> tuple[int, bool]:
     """n of the whole gate's fixed-size design on ``at_half`` (the corpus of true score ½):
-    the smallest n ≥ 2 whose seeded simulated pass share reaches ``config.power``
-    (:mod:`tasks.score._sim_fixed`), at most the corpus."""
+    the smallest n ≥ 2 whose seeded simulated pass share (on ``config.verdicts``'s draws)
+    reaches ``config.power`` (:mod:`tasks.score._sim_fixed`), else the smallest n with the
+    highest pass share; and whether it reached the power."""
     rng = np.random.default_rng(_seed(config, at_half, _FIXED_STREAM))
-    _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds())
-    return smallest_powered(passed, config.sims, config.power)
+    _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds(), config.verdicts)
+    n = smallest_powered(passed, config.sims, config.power)
+    return n, bool(passed[n - 1] >= config.power * config.sims)
 
 
 def reachability(thresholds: GateThresholds, batch: int, limit: int = 2_000) -> Reachability:
@@ -309,7 +334,7 @@ def simulate_corpus(size: int, config: GateSimConfig, steps: Steps = gate_steps)
     """Every true score on a corpus of ``size`` cases."""
     at_half = build_corpus(size, 0.5)
     variance = float(at_half.scores.var())
-    fixed = fixed_design_cases(at_half, config)
+    fixed, powered = fixed_design_cases(at_half, config)
     score_cases = score_test_cases(
         variance, size, margin=config.margin, alpha=config.alpha, power=config.power
     )
@@ -322,6 +347,7 @@ def simulate_corpus(size: int, config: GateSimConfig, steps: Steps = gate_steps)
         reproduction=at_half.reproduction,
         score_variance=variance,
         fixed_cases=fixed,
+        fixed_powered=powered,
         score_test_cases=score_cases,
         fewest_cases_to_pass=best_case_pass(size, config.thresholds(), config.batch),
         scenarios=scenarios,
@@ -377,9 +403,11 @@ __all__ = [
     "ScenarioResult",
     "Share",
     "Steps",
+    "Verdicts",
     "best_case_pass",
     "build_corpus",
     "decide_runs",
+    "draw_scores",
     "fixed_counts",
     "fixed_design_cases",
     "look_points",

@@ -20,6 +20,7 @@ def test_json_shape() -> None:
     assert set(data) == {"config", "corpora", "error_rates", "fixed_error_rates", "reachable"}
     assert data["config"]["sims"] == 200 and data["config"]["sizes"] == [30, 60]
     assert data["config"]["seed"] == 3 and data["config"]["batch"] == 10
+    assert data["config"]["verdicts"] == "noisy"
     assert [c["size"] for c in data["corpora"]] == [30, 60]
     for corpus in data["corpora"]:
         assert {
@@ -28,6 +29,7 @@ def test_json_shape() -> None:
             "fewest_cases_to_pass",
             "reproduction",
             "score_variance",
+            "fixed_powered",
         } <= set(corpus)
         assert [s["true_score"] for s in corpus["scenarios"]] == [0.3, 0.4, 0.5, 0.6]
         for scenario in corpus["scenarios"]:
@@ -51,6 +53,21 @@ def test_margin_and_alpha_options_reach_the_gate() -> None:
     assert scores == [0.3, 0.4, 0.45, 0.5, 0.6]
 
 
+def test_verdicts_option_chooses_the_draws() -> None:
+    """--verdicts fixed reorders the corpus's own scores, recorded and shown; noisy is the
+    default; another value exits 2 naming the option."""
+    fixed = CliRunner().invoke(app, [*ARGS, "--verdicts", "fixed", "--json"])
+    assert fixed.exit_code == 0, fixed.output
+    assert json.loads(fixed.output)["config"]["verdicts"] == "fixed"
+    noisy = CliRunner().invoke(app, [*ARGS, "--json"])
+    assert json.loads(noisy.output)["corpora"] != json.loads(fixed.output)["corpora"]
+    table = CliRunner().invoke(app, [*ARGS, "--verdicts", "fixed"])
+    assert "verdicts fixed" in table.output
+    bad = CliRunner().invoke(app, [*ARGS, "--verdicts", "exact"])
+    assert bad.exit_code == 2
+    assert "--verdicts" in bad.output
+
+
 def test_table_names_every_row_and_claim() -> None:
     """The text form has a row per corpus size and true score, the claims of the gate and of the
     fixed design, and the smallest corpus."""
@@ -61,6 +78,7 @@ def test_table_names_every_row_and_claim() -> None:
     assert result.output.count("regression at ½") == 4
     assert "The fixed design's own error rates" in result.output
     assert "Smallest corpus on which pass is reachable" in result.output
+    assert "verdicts noisy" in result.output
 
 
 def test_sizes_that_cannot_hold_the_score_are_refused() -> None:

@@ -22,6 +22,9 @@ SEVEN = [
 ]
 """Seven demo cases whose recorded baseline reports reproduce their bugs."""
 
+DEMO_CASES = sorted(p.name for p in (DEMO / "cases").iterdir() if p.is_dir())
+"""Every demo case."""
+
 
 def mini_corpus(
     repo: Path,

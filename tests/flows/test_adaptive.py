@@ -10,7 +10,7 @@ import pytest
 from flows import RunParams, RunResult, nightly_flow, pr_flow
 from ledger import Ledger
 from tasks.score import StopReason, evaluation_order
-from tests.flows.corpora import SEVEN, broken_corpus, mini_corpus, path_diff
+from tests.flows.corpora import DEMO_CASES, SEVEN, broken_corpus, mini_corpus, path_diff
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -29,16 +29,15 @@ def params(tmp_path: Path, corpus: Path, **kw: Any) -> RunParams:
 def test_nightly_until_decided_stops_once_the_interval_excludes_half(tmp_path: Path) -> None:
     """A candidate worse on every case: --until-decided stops when the score's interval lies
     below 0.5, before the corpus is exhausted, and says how much of it it needed."""
-    result = nightly_flow(
-        params=params(tmp_path, broken_corpus(tmp_path / "c"), until_decided=True, batch_size=2)
-    )
+    corpus = broken_corpus(tmp_path / "c", DEMO_CASES)
+    result = nightly_flow(params=params(tmp_path, corpus, until_decided=True, batch_size=3))
     evaluation = result.summary.evaluation
     assert evaluation is not None and evaluation.adaptive
-    assert evaluation.stop is StopReason.DECIDED and evaluation.evaluated < len(SEVEN)
+    assert evaluation.stop is StopReason.DECIDED and evaluation.evaluated < len(DEMO_CASES)
     assert evaluation.score_interval is not None and evaluation.score_interval[1] < 0.5
-    assert f"evaluated {evaluation.evaluated} of 7 planned cases" in evaluation.line()
+    assert f"evaluated {evaluation.evaluated} of {len(DEMO_CASES)} planned" in evaluation.line()
     # the cases evaluated are the first ones of the seeded order, each judged once
-    order = evaluation_order(SEVEN, evaluation.order_seed)
+    order = evaluation_order(DEMO_CASES, evaluation.order_seed)
     assert sorted(c.case_id for c in result.summary.cases) == sorted(order[: evaluation.evaluated])
     verdicts = Ledger(tmp_path / "l.duckdb").query(
         "SELECT case_id, count(*) AS n FROM verdicts WHERE run_id = ? GROUP BY case_id",

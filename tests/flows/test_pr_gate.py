@@ -11,7 +11,7 @@ from bughunt.models import ReproOutcome
 from flows import RunParams, RunResult, pr_flow
 from tasks.score import GateOutcome, StopReason
 from tests.flows.corpora import (
-    DEMO,
+    DEMO_CASES,
     SEVEN,
     broken_corpus,
     broken_reports,
@@ -23,8 +23,6 @@ from tests.flows.corpora import (
 from tests.judging.judges.openai_server import OpenAIServer, error
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-
-DEMO_CASES = sorted(p.name for p in (DEMO / "cases").iterdir() if p.is_dir())
 
 
 def run_pr(

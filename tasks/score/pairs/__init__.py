@@ -14,7 +14,7 @@ from tasks.score.pairs._calls import (
     coin_keeps,
     plan_pair,
 )
-from tasks.score.pairs._fold import Folded, fold_pair, side_vote, verdict_row
+from tasks.score.pairs._fold import SPLIT_TIE, Folded, fold_pair, side_vote, verdict_row
 from tasks.score.pairs._lc import LengthControlled, fit_logistic, length_controlled
 from tasks.score.pairs._summary import (
     FEW_PAIRS,
@@ -28,6 +28,7 @@ from tasks.score.pairs._summary import (
 
 __all__ = [
     "FEW_PAIRS",
+    "SPLIT_TIE",
     "Folded",
     "JudgeRef",
     "LengthControlled",

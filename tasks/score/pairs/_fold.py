@@ -43,6 +43,12 @@ def side_vote(order: Order, winner: Winner) -> int:
     return VOTE_A if candidate_won else VOTE_B
 
 
+SPLIT_TIE = "a tie only because the calls split between the sides (no call judged them equal)"
+"""Why a tie carries no evidence that the reports are equal (e.g. ``swap`` with the two
+orders disagreeing, as a judge that always prefers one position does): the gate counts such a
+pair as unjudged, never as ½."""
+
+
 def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
     """The verdict of ``pair`` under ``config`` from its recorded calls."""
     if pair.unscored_reason is not None:
@@ -76,7 +82,8 @@ def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
         reason = f"{failures.total()} of {n} calls failed: {what}"
         return Folded(VerdictOutcome.UNSCORED, reason, n)
     verdict = int(combine(config.spec(), np.array([votes], dtype=np.int8))[0])
-    return Folded(_OUTCOME[verdict], None, n)
+    split = verdict == VOTE_TIE and VOTE_TIE not in votes and len(set(votes)) > 1
+    return Folded(_OUTCOME[verdict], SPLIT_TIE if split else None, n)
 
 
 def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id: str) -> Verdict:

@@ -92,7 +92,6 @@ def gate(seed: int = 0, **kw: Unpack[GateArgs]) -> GateDecision:
         planned_cases=n,
         order=order,
         verdicts=v,
-        score=summary(v) if v else None,
         baseline_repro=kw.get("baseline_repro", same(n)),
         candidate_repro=kw.get("candidate_repro", same(n)),
         judge_degraded=kw.get("judge_degraded", False),
@@ -102,12 +101,51 @@ def gate(seed: int = 0, **kw: Unpack[GateArgs]) -> GateDecision:
 
 def test_two_of_eleven_is_never_a_pass() -> None:
     """The case that once passed green: 2 of 11 decisive pairs won. Whatever the order, its
-    bounds put it at regression (or, were they wider, inconclusive) — never pass."""
+    bounds leave it inconclusive (exit 4), saying what the run could have shown — never pass."""
     outcomes = {gate(seed, verdicts=verdicts(2, 9)).outcome for seed in range(20)}
-    assert GateOutcome.PASS not in outcomes
+    assert outcomes == {GateOutcome.INCONCLUSIVE}
     d = gate(verdicts=verdicts(2, 9))
+    assert d.exit_code == 4 and d.score is not None and d.score.upper > 0.5
+    assert "could have shown a regression only if the score were below about" in d.message
+
+
+def test_a_clear_loss_is_a_regression() -> None:
+    """Three wins in 25 decisive pairs: the score's upper bound is below ½ (exit 1)."""
+    d = gate(verdicts=verdicts(3, 22))
     assert d.outcome is GateOutcome.REGRESSION and d.exit_code == 1
     assert d.score is not None and d.score.upper < 0.5 and "upper bound" in d.message
+
+
+def test_ties_from_split_calls_are_no_evidence() -> None:
+    """A judge that always prefers one position ties every pair under swap (the orders
+    disagree): those ties count as unjudged, never as ½, so they cannot carry a pass."""
+    v = verdicts(20, 5, 15)
+    assert gate(verdicts=v).outcome is GateOutcome.PASS
+    ties = [c for c, o in v.items() if o is T]
+    d = decide_gate(
+        planned_cases=40,
+        order=cases(40),
+        verdicts=v,
+        baseline_repro=same(40),
+        candidate_repro=same(40),
+        judge_degraded=False,
+        thresholds=GateThresholds(),
+        split_ties=ties,
+    )
+    assert d.outcome is GateOutcome.REVIEW_FAILED
+    assert "15 of them tied only because the judge's calls split" in d.message
+    everything = dict.fromkeys(cases(60), T)
+    d = decide_gate(
+        planned_cases=60,
+        order=cases(60),
+        verdicts=everything,
+        baseline_repro=same(60),
+        candidate_repro=same(60),
+        judge_degraded=False,
+        thresholds=GateThresholds(max_unreviewed=1.0),
+        split_ties=list(everything),
+    )
+    assert d.outcome is not GateOutcome.PASS
 
 
 def test_an_even_small_run_is_inconclusive_and_says_what_it_would_take() -> None:
@@ -183,14 +221,17 @@ def test_nothing_to_evaluate() -> None:
 
 
 def test_a_partial_run_is_about_the_whole_plan() -> None:
-    """Twelve of 200 planned cases evaluated: the bounds are about all 200, so twelve wins
-    show less than they would on a plan of twelve."""
+    """Twelve of 200 planned cases evaluated: the reproduction bounds are about all 200 (without
+    replacement), so twelve unchanged reproductions show less than on a plan of twelve; the
+    score's bounds (with replacement: verdicts are noisy) do not depend on the plan's size."""
     v = verdicts(12, 0)
     small = gate(verdicts=v)
     partial = gate(planned_cases=200, verdicts=v, baseline_repro=same(12), candidate_repro=same(12))
+    assert small.reproduction is not None and partial.reproduction is not None
+    assert partial.reproduction.evaluated == 12 and partial.reproduction.population == 200
+    assert partial.reproduction.lower < small.reproduction.lower
     assert small.score is not None and partial.score is not None
-    assert partial.score.evaluated == 12 and partial.score.population == 200
-    assert partial.score.lower < small.score.lower
+    assert partial.score.lower == small.score.lower
 
 
 def test_fail_on_gate_semantics() -> None:

@@ -1,7 +1,9 @@
-"""The PR gate simulated over 10,000 seeded PRs per row (docs/gate.md#the-simulation)."""
+"""The PR gate simulated over 10,000 seeded PRs per row, with noisy and with fixed verdicts
+(docs/gate.md#the-simulation)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -13,7 +15,7 @@ from scipy.stats import norm
 
 from tasks.score import GateThresholds
 from tasks.score._gate import Sequences, gate_steps
-from tasks.score._sim_corpus import CATEGORIES, build_corpus, exact_score
+from tasks.score._sim_corpus import CATEGORIES, Verdicts, build_corpus, draw_scores, exact_score
 from tasks.score._sim_fixed import fixed_counts
 from tasks.score.gate_simulation import (
     INCONCLUSIVE,
@@ -43,9 +45,20 @@ ALLOWED = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / SIMS)
 HANDFUL = GateSimConfig().batch
 
 
-@pytest.fixture(scope="module")
-def result() -> GateSimulation:
-    return simulate_gate(GateSimConfig(sims=SIMS, sizes=SIZES))
+@functools.cache
+def simulated(verdicts: Verdicts) -> GateSimulation:
+    return simulate_gate(GateSimConfig(sims=SIMS, sizes=SIZES, verdicts=verdicts))
+
+
+@pytest.fixture(scope="module", params=list(Verdicts), ids=str)
+def result(request: pytest.FixtureRequest) -> GateSimulation:
+    """The simulation with noisy verdicts, then with fixed ones: every test on it runs on both."""
+    verdicts: Verdicts = request.param
+    return simulated(verdicts)
+
+
+def noisy(result: GateSimulation) -> bool:
+    return result.config.verdicts is Verdicts.NOISY
 
 
 def at(corpus: CorpusResult, score: float) -> ScenarioResult:
@@ -105,26 +118,37 @@ def sized(result: GateSimulation) -> list[CorpusResult]:
 
 @pytest.mark.slow
 def test_a_clear_regression_is_found_sooner_than_a_fixed_design(result: GateSimulation) -> None:
-    """At 0.3 the gate calls a regression on nearly every PR, on fewer cases than the whole
-    gate's fixed design (docs/gate.md#the-simulation)."""
+    """At 0.3 the gate decides on at most 0.65 of the fixed design's cases (measured 0.36–0.60).
+    It calls a regression on nearly every PR from 120 cases on; on 60 cases with noisy verdicts
+    on 90% of them, where the fixed design, on all 60 cases, calls 99%
+    (docs/gate.md#what-the-simulation-shows)."""
     for corpus in sized(result):
         scenario = at(corpus, 0.3)
-        assert scenario.regression.share >= 0.99
-        assert scenario.mean_cases < corpus.fixed_cases, corpus.size
+        assert scenario.mean_cases < 0.65 * corpus.fixed_cases, corpus.size
+        floor = 0.88 if noisy(result) and corpus.size < 120 else 0.99
+        assert scenario.regression.share >= floor, corpus.size
+        if scenario.regression.share < 0.99:
+            assert scenario.regression.share < scenario.fixed_regression.share, corpus.size
 
 
 @pytest.mark.slow
-def test_a_better_candidate_is_passed_more_often_than_by_a_fixed_design(
+def test_a_better_candidate_is_decided_sooner_than_by_a_fixed_design(
     result: GateSimulation,
 ) -> None:
-    """At 0.6 the gate does not decide on fewer cases than the whole gate's fixed design (it
-    needs 1.03–1.13 times as many, measured: the reproduction test holds the pass back,
-    docs/gate.md#what-the-simulation-shows), but it passes more of those PRs, and the fixed
-    design's normal-approximation bounds overrun alpha where the gate's do not."""
+    """At 0.6 the gate decides on fewer cases than the fixed design (measured 0.69–0.90 of
+    its n). On 120 cases it passes more of those PRs; on 60 it passes as many with fixed
+    verdicts, and fewer with noisy ones (87% against 99%: there the fixed design uses all 60
+    cases, docs/gate.md#what-the-simulation-shows)."""
     for corpus in sized(result):
         scenario = at(corpus, 0.6)
-        assert scenario.mean_cases < 1.2 * corpus.fixed_cases, corpus.size
-        assert scenario.passed.share > scenario.fixed_passed.share, corpus.size
+        assert scenario.mean_cases < 0.95 * corpus.fixed_cases, corpus.size
+        gate, fixed = scenario.passed.share, scenario.fixed_passed.share
+        if corpus.size >= 120:
+            assert gate > fixed, corpus.size
+        elif noisy(result):
+            assert gate < fixed - 0.05, corpus.size
+        else:
+            assert abs(gate - fixed) < 0.02, corpus.size
 
 
 @pytest.mark.slow
@@ -142,41 +166,69 @@ def test_a_better_candidate_passes_and_its_score_sooner_than_a_fixed_design(
 
 
 @pytest.mark.slow
+def test_at_the_margin_and_at_half_the_gate_needs_more_cases_than_a_fixed_design(
+    result: GateSimulation,
+) -> None:
+    """At ½ the gate passes fewer PRs than the fixed design (measured 16–47% against 60–84%).
+    At 0.4 and 0.5 it needs more cases than the fixed design where that design has its power
+    with room to spare in the corpus (1.24–1.27 times on 120 cases with fixed verdicts);
+    where the fixed design needs (nearly) the whole corpus, the gate cannot take more and is
+    inconclusive on over 40% of the PRs at ½ instead (docs/gate.md#what-the-simulation-shows).
+    The price of a bound valid at every look, and with replacement."""
+    for corpus in result.corpora:
+        half = at(corpus, 0.5)
+        assert half.passed.share < half.fixed_passed.share, corpus.size
+        if corpus.fixed_powered and corpus.fixed_cases < corpus.size - HANDFUL:
+            for score in (0.4, 0.5):
+                assert at(corpus, score).vs_fixed > 1.0, (corpus.size, score)
+        else:
+            assert half.inconclusive.share > 0.4, corpus.size
+
+
+@pytest.mark.slow
 def test_fixed_design_has_its_power_and_its_error_rates_are_reported(
     result: GateSimulation,
 ) -> None:
-    """The fixed design passes at least 80% at ½ on its n; its pass at ½ − margin stays
-    within alpha (± 3 SE); both its error rates are reported with an honest verdict."""
-    margin = result.config.margin
+    """Where some n reaches 80% at ½ the fixed design passes about 80% at ½ on its own samples
+    (± 3 SE); where none does (60 noisy cases) it passes fewer. Its error rates stay within
+    alpha (± 3 SE) on these sizes; both are reported with an honest verdict."""
+    power = result.config.power
     for corpus in result.corpora:
-        assert at(corpus, 0.5).fixed_passed.share >= result.config.power, corpus.size
-        assert at(corpus, 0.5 - margin).fixed_passed.share <= ALLOWED, corpus.size
+        half = at(corpus, 0.5).fixed_passed.share
+        if corpus.fixed_powered:
+            assert half >= power - 3 * math.sqrt(power * (1 - power) / SIMS), corpus.size
+        else:
+            assert half < power, corpus.size
+    assert [c.fixed_powered for c in result.corpora] == [not noisy(result), True]
     rates = result.fixed_error_rates
     assert {(e.claim, e.size) for e in rates} == {
         (c, n) for c in ("pass at ½ − margin", "regression at ½") for n in SIZES
     }
     assert all(e.holds == (e.rate.low <= ALPHA) for e in rates)
+    assert all(e.rate.share <= ALLOWED for e in rates)
 
 
 @pytest.mark.slow
-def test_a_naive_interval_breaks_the_error_rate(result: GateSimulation) -> None:
-    """A fixed-n interval recomputed at each look calls regressions at ½ far above alpha,
-    so the error-rate tests above tell the gate's bounds from a naive interval."""
+def test_a_naive_interval_breaks_the_error_rate() -> None:
+    """A fixed-n interval recomputed at each look calls regressions at ½ far above alpha, with
+    noisy verdicts, so the error-rate tests above tell the gate's bounds from a naive interval."""
     config = GateSimConfig(sims=SIMS, sizes=(120,))
     naive = simulate_scenario(build_corpus(120, 0.5), config, 10, 10, naive_steps)
-    real = at(next(c for c in result.corpora if c.size == 120), 0.5)
+    real = at(next(c for c in simulated(Verdicts.NOISY).corpora if c.size == 120), 0.5)
     assert naive.regression.share > ALLOWED + 0.03
     assert real.regression.share <= ALLOWED
 
 
-def test_runs_are_decided_as_one_full_pass_would() -> None:
-    """Deciding on ever longer prefixes gives what one pass over every case gives."""
-    config = GateSimConfig(sims=2_000, sizes=(120,), seed=7)
+@pytest.mark.parametrize("verdicts", list(Verdicts), ids=str)
+def test_runs_are_decided_as_one_full_pass_would(verdicts: Verdicts) -> None:
+    """Deciding on ever longer prefixes gives what one pass over every case gives: the orders,
+    then (noisy) the pair scores, drawn from the seeded generator."""
+    config = GateSimConfig(sims=2_000, sizes=(120,), seed=7, verdicts=verdicts)
     corpus = build_corpus(120, 0.5)
     got = simulate_scenario(corpus, config, 57, 57)
     rng = np.random.default_rng([7, 120, 500_000])
     order = rng.permuted(np.tile(np.arange(120), (2_000, 1)), axis=1)
-    x, y = corpus.scores[order], corpus.repro[order]
+    x, y = draw_scores(corpus, order, rng, verdicts), corpus.repro[order]
     steps = gate_steps(
         Sequences(score_low=x, score_high=x, repro_low=y, repro_high=y), 120, config.thresholds()
     )
@@ -187,10 +239,40 @@ def test_runs_are_decided_as_one_full_pass_would() -> None:
 
 
 def test_same_seed_same_result_other_seed_other_result() -> None:
-    """The simulation is a function of its configuration."""
+    """The simulation is a function of its configuration, the verdicts' mode included."""
     one = simulate_gate(GateSimConfig(sims=300, sizes=(60,), seed=1))
+    assert one.config.verdicts is Verdicts.NOISY
     assert one == simulate_gate(GateSimConfig(sims=300, sizes=(60,), seed=1))
     assert one.corpora != simulate_gate(GateSimConfig(sims=300, sizes=(60,), seed=2)).corpora
+    fixed = GateSimConfig(sims=300, sizes=(60,), seed=1, verdicts=Verdicts.FIXED)
+    assert one.corpora != simulate_gate(fixed).corpora
+
+
+def test_noisy_verdicts_come_from_their_categorys_rates() -> None:
+    """With noisy verdicts every case's pair score is drawn afresh from its category's wins,
+    ties and losses: the expected corpus mean is exactly the true score, a PR's observed mean
+    varies around it, and a case scores only what its category holds. Fixed verdicts are the
+    corpus's own scores."""
+    corpus = build_corpus(60, 0.4)
+    expected = sum(m.wins + m.ties / 2 for m in corpus.categories) / 60
+    assert expected == pytest.approx(0.4, abs=1e-12)
+    runs = 20_000
+    order = np.random.default_rng(3).permuted(np.tile(np.arange(60), (runs, 1)), axis=1)
+    draws = draw_scores(corpus, order, np.random.default_rng(4), Verdicts.NOISY)
+    means = draws.mean(axis=1)
+    assert means.mean() == pytest.approx(0.4, abs=3 * means.std() / math.sqrt(runs))
+    assert means.std() > 0.03
+    start = 0
+    for mix in corpus.categories:
+        cases = (order >= start) & (order < start + mix.cases)
+        got = draws[cases]
+        for value, count in ((1.0, mix.wins), (0.5, mix.ties), (0.0, mix.losses)):
+            share = count / mix.cases
+            se = math.sqrt(share * (1 - share) / got.size)
+            assert (got == value).mean() == pytest.approx(share, abs=4 * se + 1e-12), mix
+        start += mix.cases
+    fixed = draw_scores(corpus, order, np.random.default_rng(4), Verdicts.FIXED)
+    assert np.array_equal(fixed, corpus.scores[order])
 
 
 def test_the_first_deciding_look_decides_and_regression_comes_first() -> None:
@@ -239,69 +321,92 @@ def test_categories_differ_in_score_and_ties() -> None:
 
 
 def test_score_test_is_the_smallest_with_the_power() -> None:
-    """The score test alone's n has the stated power at ½ under the normal approximation;
-    one case fewer has not."""
+    """The score test alone's n has the stated power at ½ under the normal approximation with
+    the gate's with-replacement form (no finite population correction); one case fewer has
+    not. A corpus too small for that power gives all its cases."""
     variance, size, margin, alpha = 0.17, 250, 0.1, 0.05
 
     def power(n: int) -> float:
-        se = math.sqrt(variance / n * (size - n) / (size - 1))
-        return float(norm.cdf(margin / se - norm.ppf(1 - alpha))) if se else 1.0
+        se = math.sqrt(variance / n)
+        return float(norm.cdf(margin / se - norm.ppf(1 - alpha)))
 
     n = score_test_cases(variance, size, margin=margin, alpha=alpha, power=0.8)
     assert power(n) >= 0.8 > power(n - 1)
-    assert score_test_cases(variance, 10, margin=margin, alpha=alpha, power=0.8) <= 10
+    assert score_test_cases(variance, 60, margin=margin, alpha=alpha, power=0.8) == 60 < n
 
 
-def test_fixed_design_is_the_gates_rule_with_fixed_n_intervals() -> None:
-    """Every run and n decided as the rule says, computed here one sample at a time: regression
-    if either upper bound (z at alpha/2) is below ½, else pass if the score's lower bound (z at
-    alpha) is above ½ − margin and the reproduction measure's above ½ − margin/2; SE² = s²/n ·
-    (N − n)/N with the sample variance; n = 1 decides nothing."""
+@pytest.mark.parametrize("verdicts", list(Verdicts), ids=str)
+def test_fixed_design_is_the_gates_rule_with_fixed_n_intervals(verdicts: Verdicts) -> None:
+    """Every run and n decided as the rule says, computed here one sample at a time on the
+    same draws: regression if either upper bound (z at alpha/2) is below ½, else pass if the
+    score's lower bound (z at alpha) is above ½ − margin and the reproduction measure's above
+    ½ − margin/2; SE² = s²/n for the score (with replacement, as the gate's bound), s²/n ·
+    (N − n)/N for the reproduction measure, with the sample variance; n = 1 decides nothing."""
     size, sims, upto = 60, 200, 40
     thresholds = GateThresholds()
     corpus = build_corpus(size, 0.5)
-    regression, passed = fixed_counts(corpus, sims, np.random.default_rng(5), thresholds, upto)
-    order = np.random.default_rng(5).permuted(np.tile(np.arange(size), (sims, 1)), axis=1)
+    regression, passed = fixed_counts(
+        corpus, sims, np.random.default_rng(5), thresholds, verdicts, upto
+    )
+    rng = np.random.default_rng(5)
+    order = rng.permuted(np.tile(np.arange(size), (sims, 1)), axis=1)[:, :upto]
+    scores = draw_scores(corpus, order, rng, verdicts)
     z_pass, z_reg = norm.ppf(1 - thresholds.alpha), norm.ppf(1 - thresholds.alpha / 2)
 
-    def interval(x: NDArray[np.float64], z: float) -> tuple[float, float]:
-        se = math.sqrt(x.var(ddof=1) / x.size * (size - x.size) / size)
+    def interval(x: NDArray[np.float64], z: float, fpc: bool) -> tuple[float, float]:
+        correction = (size - x.size) / size if fpc else 1.0
+        se = math.sqrt(x.var(ddof=1) / x.size * correction)
         return float(x.mean() - z * se), float(x.mean() + z * se)
 
     want_reg, want_pass = np.zeros(upto, dtype=int), np.zeros(upto, dtype=int)
-    for run in order:
+    for run, drawn in zip(order, scores, strict=True):
         for n in range(2, upto + 1):
-            x, y = corpus.scores[run[:n]], corpus.repro[run[:n]]
-            if interval(x, z_reg)[1] < 0.5 or interval(y, z_reg)[1] < 0.5:
+            x, y = drawn[:n], corpus.repro[run[:n]]
+            if interval(x, z_reg, False)[1] < 0.5 or interval(y, z_reg, True)[1] < 0.5:
                 want_reg[n - 1] += 1
-            elif interval(x, z_pass)[0] > 0.4 and interval(y, z_pass)[0] > 0.45:
+            elif interval(x, z_pass, False)[0] > 0.4 and interval(y, z_pass, True)[0] > 0.45:
                 want_pass[n - 1] += 1
     assert regression.tolist() == want_reg.tolist()
     assert passed.tolist() == want_pass.tolist()
     assert regression[0] == passed[0] == 0
 
 
-def test_fixed_design_on_the_whole_corpus_knows_the_mean() -> None:
-    """At n = N (SE 0) the design passes every run at ½, and a corpus exactly on the pass
-    threshold (½ − margin) does not pass: it is a regression, its score below ½."""
+def test_fixed_design_on_the_whole_corpus() -> None:
+    """At n = N with fixed verdicts every run sees the same cases and decides alike: on 500
+    cases ½ passes and a corpus exactly on the pass threshold (½ − margin) is a regression;
+    on 30 cases ½ does not pass (the score's bound is with replacement: all 30 cases still
+    leave the expected score uncertain). With noisy verdicts the runs differ."""
     thresholds, sims = GateThresholds(), 50
     rng = np.random.default_rng(0)
-    regression, passed = fixed_counts(build_corpus(30, 0.5), sims, rng, thresholds)
-    assert (passed[-1], regression[-1]) == (sims, 0)
-    regression, passed = fixed_counts(build_corpus(30, 0.4), sims, rng, thresholds)
-    assert (passed[-1], regression[-1]) == (0, sims)
+
+    def last(size: int, score: float, verdicts: Verdicts) -> tuple[int, int]:
+        regression, passed = fixed_counts(
+            build_corpus(size, score), sims, rng, thresholds, verdicts
+        )
+        return int(passed[-1]), int(regression[-1])
+
+    assert last(500, 0.5, Verdicts.FIXED) == (sims, 0)
+    assert last(500, 0.4, Verdicts.FIXED) == (0, sims)
+    assert last(30, 0.5, Verdicts.FIXED) == (0, 0)
+    assert 0 < last(60, 0.5, Verdicts.NOISY)[0] < sims
 
 
 def test_fixed_design_cases_is_the_smallest_with_the_power() -> None:
-    """n_fixed is the first n whose simulated pass share at ½ reaches the power; no smaller n
-    does, on the same seeded runs."""
-    config = GateSimConfig(sims=1_000, sizes=(60,), seed=4)
-    at_half = build_corpus(60, 0.5)
-    n = fixed_design_cases(at_half, config)
-    rng = np.random.default_rng([4, 60, 500_000, 1])
-    _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds())
-    assert passed[n - 1] >= 0.8 * config.sims > passed[: n - 1].max()
-    assert HANDFUL < n < 60
+    """n_fixed is the first n whose simulated pass share at ½ reaches the power, no smaller n
+    does, on the same seeded runs; on a corpus where none does, it is the n passing most."""
+    config = GateSimConfig(sims=1_000, sizes=(120,), seed=4)
+    for size, reaches in ((120, True), (60, False)):
+        at_half = build_corpus(size, 0.5)
+        n, powered = fixed_design_cases(at_half, config)
+        rng = np.random.default_rng([4, size, 500_000, 1])
+        _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds(), config.verdicts)
+        assert powered is reaches
+        if reaches:
+            assert passed[n - 1] >= 0.8 * config.sims > passed[: n - 1].max()
+            assert HANDFUL < n < size
+        else:
+            assert passed[n - 1] == passed.max() > passed[: n - 1].max(initial=-1)
+            assert passed.max() < 0.8 * config.sims
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from bughunt.models import CallStatus, Order, Strategy, VerdictOutcome, Winner
 from tasks.score.pairs import (
+    SPLIT_TIE,
     PairCall,
     StrategyConfig,
     coin_keeps,
@@ -34,18 +35,21 @@ def test_default_strategy_is_swap() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cf", "bf", "expected"),
+    ("cf", "bf", "expected", "reason"),
     [
-        (F, S, VerdictOutcome.CANDIDATE),
-        (S, F, VerdictOutcome.BASELINE),
-        (F, F, VerdictOutcome.TIE),  # position bias: each order's first won
-        (T, S, VerdictOutcome.TIE),
+        (F, S, VerdictOutcome.CANDIDATE, None),
+        (S, F, VerdictOutcome.BASELINE, None),
+        (F, F, VerdictOutcome.TIE, SPLIT_TIE),  # position bias: each order's first won
+        (T, S, VerdictOutcome.TIE, None),  # one call judged them equal
     ],
 )
-def test_swap_verdicts(cf: Winner, bf: Winner, expected: VerdictOutcome) -> None:
-    """Swap: a side wins only when it wins in both orders."""
+def test_swap_verdicts(
+    cf: Winner, bf: Winner, expected: VerdictOutcome, reason: str | None
+) -> None:
+    """Swap: a side wins only when it wins in both orders; a tie from orders that picked
+    opposite sides says so (it is no evidence the reports are equal)."""
     folded = fold_pair(pair("c", call(CF, cf), call(BF, bf)), swap_config())
-    assert folded.outcome is expected and folded.reason is None and folded.calls == 2
+    assert folded.outcome is expected and folded.reason == reason and folded.calls == 2
 
 
 def test_a_failed_call_leaves_the_pair_unscored() -> None:
