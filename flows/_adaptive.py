@@ -34,12 +34,11 @@ from tasks.score import (
     GateOutcome,
     GateThresholds,
     StopReason,
-    decide_gate,
     evaluation_order,
+    gate_of_rows,
     interval_decided,
     score_interval,
 )
-from tasks.score.pairs import SPLIT_TIE
 
 In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
@@ -173,23 +172,16 @@ def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
     verdicts = _verdicts(progress)
     planned = len(order)
     if ctx.kind is RunKind.PR:
-        reproductions = [r for f in progress.flakes for r in f.reproductions]
-
-        def outcomes(agent: AgentVersion) -> dict[str, Any]:
-            return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent.name}
-
-        gate = decide_gate(
+        gate = gate_of_rows(
             planned_cases=planned,
             order=order,
-            verdicts=verdicts,
-            baseline_repro=outcomes(ctx.baseline),
-            candidate_repro=outcomes(ctx.candidate),
+            verdicts=[v for s in progress.scores for v in s.verdicts],
+            reproductions=[r for f in progress.flakes for r in f.reproductions],
+            baseline=ctx.baseline.name,
+            candidate=ctx.candidate.name,
             judge_degraded=False,
             thresholds=ctx.gate,
             evaluated=progress.evaluated,
-            split_ties=[
-                v.case_id for s in progress.scores for v in s.verdicts if v.reason == SPLIT_TIE
-            ],
         )
         return gate.outcome in (GateOutcome.REGRESSION, GateOutcome.PASS)
     interval = score_interval(order, verdicts, planned, ctx.gate.alpha)

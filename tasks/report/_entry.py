@@ -33,10 +33,9 @@ from tasks.score import (
     GateDecision,
     GateThresholds,
     ScoreResult,
-    decide_gate,
+    gate_of_rows,
     last_calibration,
 )
-from tasks.score.pairs import SPLIT_TIE
 
 
 class ReportInputs(StageInputs):
@@ -91,22 +90,17 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
     """A PR run's gate from its evidence; ``None`` for any other run."""
     if inputs.kind is not RunKind.PR:
         return None
-    reproductions = inputs.flakes.reproductions if inputs.flakes else []
     score = inputs.score
-
-    def outcomes(agent: AgentVersion) -> dict[str, Any]:
-        return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent.name}
-
-    return decide_gate(
+    return gate_of_rows(
         planned_cases=len(inputs.classify.planned_case_ids),
         order=inputs.order,
-        verdicts={v.case_id: v.outcome for v in score.verdicts} if score else {},
-        baseline_repro=outcomes(inputs.baseline),
-        candidate_repro=outcomes(inputs.candidate),
+        verdicts=score.verdicts if score else [],
+        reproductions=inputs.flakes.reproductions if inputs.flakes else [],
+        baseline=inputs.baseline.name,
+        candidate=inputs.candidate.name,
         judge_degraded=bool(score and score.health.degraded),
         thresholds=settings.gate,
         evaluated=inputs.evaluation.evaluated if inputs.evaluation and inputs.order else None,
-        split_ties=[v.case_id for v in score.verdicts if v.reason == SPLIT_TIE] if score else [],
     )
 
 

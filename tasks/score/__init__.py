@@ -24,6 +24,7 @@ from tasks.score._gate import (
     GateOutcome,
     GateThresholds,
     decide_gate,
+    gate_of_rows,
     load_gate_thresholds,
 )
 from tasks.score._health import CallCounts, JudgeHealth, call_counts
@@ -61,6 +62,7 @@ __all__ = [
     "decide_gate",
     "evaluation_order",
     "evidence_of",
+    "gate_of_rows",
     "identity_of",
     "interval_decided",
     "last_calibration",

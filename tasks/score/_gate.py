@@ -38,8 +38,9 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.config import load_section
-from bughunt.models import ReproOutcome, VerdictOutcome
+from bughunt.models import Reproduction, ReproOutcome, Verdict, VerdictOutcome
 from bughunt.sequential import WITH_REPLACEMENT, Side, bound, rejected
+from tasks.score.pairs import SPLIT_TIE
 
 
 class GateOutcome(StrEnum):
@@ -494,4 +495,34 @@ def decide_gate(
         "INCONCLUSIVE: the evidence shows neither a regression nor that the candidate is within "
         f"the margin {thresholds.margin:g} — {shown}; {_inconclusive_text(score_b, repro_b, thresholds)}.",
         **evidence,
+    )
+
+
+def gate_of_rows(
+    *,
+    planned_cases: int,
+    order: Sequence[str],
+    verdicts: Sequence[Verdict],
+    reproductions: Sequence[Reproduction],
+    baseline: str,
+    candidate: str,
+    judge_degraded: bool,
+    thresholds: GateThresholds,
+    evaluated: int | None,
+) -> GateDecision:
+    """The gate from a run's verdict and reproduction rows (after each batch, and at the end)."""
+
+    def outcomes(agent: str) -> dict[str, ReproOutcome]:
+        return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent}
+
+    return decide_gate(
+        planned_cases=planned_cases,
+        order=order,
+        verdicts={v.case_id: v.outcome for v in verdicts},
+        baseline_repro=outcomes(baseline),
+        candidate_repro=outcomes(candidate),
+        judge_degraded=judge_degraded,
+        thresholds=thresholds,
+        evaluated=evaluated,
+        split_ties=[v.case_id for v in verdicts if v.reason == SPLIT_TIE],
     )
