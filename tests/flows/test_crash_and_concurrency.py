@@ -145,9 +145,10 @@ def test_nightly_and_pr_at_the_same_time_both_land(tmp_path: Path) -> None:
     ]
     nightly = bughunt(tmp_path, "nightly", "nightly", "--run-id", "nightly-both", *common)
     pr = bughunt(tmp_path, "pr", "pr", "--diff", str(diff), "--run-id", "pr-both", *common)
-    for proc in (nightly, pr):
+    # The PR touches one case: too little evidence, so its gate is inconclusive (exit 4).
+    for proc, code in ((nightly, 0), (pr, 4)):
         _out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err[-3000:]
+        assert proc.returncode == code, err[-3000:]
     store = Ledger(ledger)
     counts = {
         r["run_id"]: r["n"]

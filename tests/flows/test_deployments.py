@@ -121,8 +121,10 @@ def _prefect(
     *args: str,
     cwd: Path = ROOT,
     timeout: float = CLI_TIMEOUT_S,
+    expect: int = 0,
 ) -> str:
-    """Run a prefect CLI command against ``server``; its output, or a test failure showing it."""
+    """Run a prefect CLI command against ``server``; its output, or a test failure showing it
+    (when it exits other than ``expect``)."""
     proc = subprocess.run(
         [PREFECT, "--no-prompt", *args],
         env=server.env,
@@ -133,7 +135,9 @@ def _prefect(
         check=False,
     )
     output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"prefect {' '.join(args)} exited {proc.returncode}:\n{output}"
+    assert proc.returncode == expect, (
+        f"prefect {' '.join(args)} exited {proc.returncode}:\n{output}"
+    )
     return output
 
 
@@ -205,7 +209,9 @@ def test_pr_check_deployment_has_no_schedule(deployed: Server) -> None:
 def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
     deployed: Server, tmp_path: Path
 ) -> None:
-    """`prefect deployment run pr-check/pr-check --watch` completes on a worker; only the touched case's rows land."""
+    """`prefect deployment run pr-check/pr-check --watch` runs on a worker; only the touched
+    case's rows land. One case is too little evidence: the gate is inconclusive, and the
+    deployment's fail_on_gate ends the run Failed (after writing it), so --watch exits 1."""
     mini = build_minicorpus(tmp_path / "repo")
     touched = mini.cases[1]
     diff = tmp_path / "pr.diff"
@@ -241,16 +247,17 @@ def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
                 "--watch-timeout",
                 str(int(RUN_TIMEOUT_S)),
                 timeout=RUN_TIMEOUT_S + 30,
+                expect=1,
             )
         except (AssertionError, subprocess.TimeoutExpired) as exc:
             raise AssertionError(f"{exc}\n--- worker log ---\n{_tail(worker_log)}") from exc
-    assert "Completed" in out, out
+    assert "Failed" in out, out
     store = Ledger(ledger)
     statuses = store.query(
         "SELECT status, message FROM runs WHERE run_id = ? ORDER BY recorded_at", [run_id]
     )
     assert [r["status"] for r in statuses] == ["running", "completed"]
-    assert "gate" in statuses[-1]["message"]
+    assert "gate inconclusive (exit 4)" in statuses[-1]["message"]
     observed = store.query(
         "SELECT DISTINCT case_id, agent_version FROM observations WHERE run_id = ?", [run_id]
     )
