@@ -7,6 +7,7 @@ way everywhere: the file, the field and the offending value.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +17,33 @@ from pydantic import BaseModel, ValidationError
 from bughunt.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def read_toml(path: Path, *, display: str) -> dict[str, Any]:
+    """Parse a TOML file; a syntax error becomes an :class:`InputError` with its line.
+
+    Raises :class:`InputError` (no line) when the file cannot be read or is
+    not UTF-8.
+    """
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=display) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=display) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib puts the position only in its message: "(at line 3, column 8)",
+        # or "(at end of document)".
+        match = re.search(r"at line (\d+)", str(exc))
+        if match:
+            line: int | None = int(match.group(1))
+        elif "end of document" in str(exc):
+            line = text.count("\n") + 1
+        else:
+            line = None
+        raise InputError(f"invalid TOML: {exc}", file=display, line=line) from None
 
 
 def pyproject_path(path: str | Path | None = None) -> Path:
@@ -33,13 +61,7 @@ def tool_section(section: str, path: str | Path | None = None) -> tuple[dict[str
     target = pyproject_path(path)
     if not target.is_file():
         return {}, None
-    try:
-        data = tomllib.loads(target.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8: {exc.reason}", file=str(target)) from exc
-    except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(f"not valid TOML: {exc}", file=str(target), line=line) from exc
+    data = read_toml(target, display=str(target))
     table: Any = data.get("tool", {}).get("bughunt", {})
     for part in section.split("."):
         table = table.get(part, {}) if isinstance(table, dict) else table

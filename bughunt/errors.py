@@ -58,6 +58,10 @@ class LedgerSchemaError(TerminalError):
     """The ledger file was written by a newer bughunt, or its migrations are damaged."""
 
 
+class LedgerFileError(TerminalError):
+    """The ledger path is not a whole bughunt ledger: a folder, not DuckDB, truncated, damaged."""
+
+
 class ReadOnlyQueryError(TerminalError):
     """A statement given to ``bughunt sql`` would change the ledger."""
 

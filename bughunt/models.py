@@ -7,16 +7,41 @@ the JSON schema (``bughunt schema MODEL``). Row models (those with a
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 
 def utcnow() -> datetime:
     """Now, timezone-aware UTC, at the microsecond precision the ledger keeps."""
     return datetime.now(UTC)
+
+
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def run_id_name(value: str) -> str:
+    """``value`` if it is a run id: a name, never a path.
+
+    A run id names a folder (``runs/<run id>``), a container label and log
+    lines, so it is 1 to 128 ASCII letters, digits, ``.``, ``_`` and ``-``,
+    starting with a letter or digit: no ``/``, no ``..`` on its own, no
+    absolute path, no control or invisible characters. Raises
+    :class:`ValueError` saying so for anything else.
+    """
+    if not _RUN_ID.fullmatch(value):
+        raise ValueError(
+            f"a run id is a name of 1-128 letters, digits, '.', '_' or '-' starting with a "
+            f"letter or digit, not {value[:80]!r}"
+        )
+    return value
+
+
+RunId = Annotated[str, AfterValidator(run_id_name)]
+"""A run id checked by :func:`run_id_name`."""
 
 
 class Status(StrEnum):

@@ -24,9 +24,11 @@ from cli import (  # noqa: E402
     _sandbox,
     _simulate,
 )
+from cli._common import OneLineErrors  # noqa: E402
 
 app = typer.Typer(
     name="bughunt",
+    cls=OneLineErrors,
     help="Is the candidate bug-hunting agent better than the baseline, and how sure are we?",
     no_args_is_help=True,
     add_completion=False,

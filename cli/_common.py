@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
@@ -73,11 +73,57 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Turn bughunt errors into a one-line message and exit code 2."""
+    """Turn bughunt errors, and files that cannot be read, into a one-line message and exit 2."""
     try:
         yield
     except BughuntError as exc:
         fail(exc.describe())
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        fail(f"{exc.filename}: cannot read or write: {exc.strerror or exc}")
+
+
+class OneLineErrors(typer.core.TyperGroup):
+    """The root command group: a usage error (bad option, value or argument) is one line.
+
+    Typer draws usage errors as a boxed panel under the usage text; a CI log
+    or a script wants ``error: <what>`` and the exit code (2), as for every
+    other bad input. Help (``--help``, or a group called with nothing) is unchanged.
+    """
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        forward: dict[str, Any] = {
+            "args": args,
+            "prog_name": prog_name,
+            "complete_var": complete_var,
+            "windows_expand_args": windows_expand_args,
+            **extra,
+        }
+        if not standalone_mode:
+            return super().main(standalone_mode=False, **forward)
+        try:
+            code = super().main(standalone_mode=False, **forward)
+        except typer.TyperException as exc:  # Typer's own click: UsageError, BadParameter, ...
+            if type(exc).__name__ == "NoArgsIsHelpError":  # a group called bare: its help
+                typer.echo(exc.format_message(), err=True)
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            typer.echo(f"error: {exc.format_message()}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def guarded(fn: Callable[..., T]) -> Callable[..., T]:

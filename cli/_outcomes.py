@@ -75,7 +75,7 @@ def ingest(
 
     By default a bad line is reported (file:line and why) and the other lines
     are stored; the exit code is then 1. With --strict nothing is stored when
-    any line is bad. Ingesting the same file again stores replays, which the
+    any line is bad, and the exit code is 2. Ingesting the same file again stores replays, which the
     summary counts once.
     """
     batch_id = new_batch_id()
@@ -83,7 +83,7 @@ def ingest(
     bad = [b for r in results for b in r.bad]
     rows: list[Observation] = [rec for r in results for rec in r.records]
     if bad and strict:
-        fail(f"{len(bad)} bad line(s); --strict: nothing was stored", code=1)
+        fail(f"{len(bad)} bad line(s); --strict: nothing was stored")
     store = Ledger(ledger)
     ingest_records(rows, store)
     for r in results:

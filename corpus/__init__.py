@@ -12,7 +12,6 @@ from corpus._format import (
     PairingConfig,
     RejectedCase,
     load_corpus,
-    read_toml,
 )
 from corpus._hash_cache import (
     CACHE_FILE,
@@ -47,7 +46,6 @@ __all__ = [
     "is_hidden",
     "load_corpus",
     "oracle_files",
-    "read_toml",
     "rewrite_source",
     "rewrite_tree",
 ]

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bughunt.config import read_toml
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentVersion, BugCategory, Case
 from corpus._oracle import DEFAULT_ORACLE
@@ -178,33 +178,6 @@ def validation_error(exc: ValidationError, *, file: str) -> InputError:
         got = "" if err["type"] == "missing" else f" (got {_short(err.get('input'))})"
         parts.append(f"{path or '<top level>'}: {err['msg']}{got}")
     return InputError("; ".join(parts), file=file, field=first)
-
-
-def read_toml(path: Path, *, display: str) -> dict[str, Any]:
-    """Parse a TOML file; a syntax error becomes an :class:`InputError` with its line.
-
-    Raises :class:`InputError` (no line) when the file cannot be read or is
-    not UTF-8.
-    """
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=display) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=display) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib puts the position only in its message: "(at line 3, column 8)",
-        # or "(at end of document)".
-        match = re.search(r"at line (\d+)", str(exc))
-        if match:
-            line: int | None = int(match.group(1))
-        elif "end of document" in str(exc):
-            line = text.count("\n") + 1
-        else:
-            line = None
-        raise InputError(f"invalid TOML: {exc}", file=display, line=line) from None
 
 
 # --- corpus.toml -------------------------------------------------------------

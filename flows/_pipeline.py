@@ -25,6 +25,7 @@ from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, RunSta
 from corpus import CACHE_FILE, Corpus, load_corpus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
+from flows._inputs import INPUTS_KEY, check_same_inputs, run_inputs
 from flows._runner import run_stage
 from flows._tasks import classify_task, hash_task, report_task
 from flows.params import RunParams, new_run_id, run_seed
@@ -121,6 +122,11 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
     baseline = _agent(corpus, params.baseline, "baseline")
     candidate = _agent(corpus, params.candidate, "candidate")
     judges = _judges(params)
+    gate = load_gate_thresholds()
+    # Beside the ledger, not in it: a stat identity means something only on this machine.
+    hash_cache = str(store.path.parent / CACHE_FILE)
+    inputs = run_inputs(params, kind, corpus, judges, gate, pr_diff, hash_cache)
+    check_same_inputs(store, run_id, inputs)
     recorded = params.model_dump(mode="json", exclude={"ledger", "out", "run_id"})
     store.write(
         [
@@ -132,16 +138,13 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 candidate=candidate.name,
                 judge=params.judge,
                 strategy=params.strategy,
-                parameters=recorded,
+                parameters={**recorded, INPUTS_KEY: inputs},
                 status=RunStatus.RUNNING,
             )
         ]
     )
-    gate = load_gate_thresholds()
     chain = _Chain(store, run_id)
     run = {"run_id": run_id, "ledger": store}
-    # Beside the ledger, not in it: a stat identity means something only on this machine.
-    hash_cache = str(store.path.parent / CACHE_FILE)
 
     classified = chain.stage(
         classify_task,
@@ -174,7 +177,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 judged=PipelineStage.SCORE in planned,
             ),
         )
-    out_dir = Path(params.out) if params.out else store.path.parent / "runs" / run_id
+    out_dir = Path(params.out) if params.out else report.default_out_dir(store, run_id)
     summary = chain.stage(
         report_task,
         report.RECORD,

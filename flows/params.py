@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.hashing import sha256_bytes
-from bughunt.models import Strategy
+from bughunt.models import RunId, Strategy
 from corpus import Corpus
 from tasks.sandbox import SandboxSettings
 from tasks.score import ScoreSettings
@@ -35,8 +35,8 @@ class RunParams(BaseModel):
     """Ledger file (default ``BUGHUNT_LEDGER`` or ``.bughunt/ledger.duckdb``)."""
     out: str | None = None
     """Report folder (default ``<ledger folder>/runs/<run id>``)."""
-    run_id: str | None = None
-    """Run id; give an existing one to resume it."""
+    run_id: RunId | None = None
+    """Run id; give an existing one to resume it (a name: letters, digits, '.', '_', '-')."""
     baseline: str | None = None
     """Baseline agent (default: the corpus's pairing)."""
     candidate: str | None = None

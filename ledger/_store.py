@@ -24,9 +24,10 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from bughunt.errors import LedgerLockedError, ReadOnlyQueryError, TerminalError
+from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryError, TerminalError
 from bughunt.models import ROW_MODELS, Row
 from ledger._codec import arrow_to_rows, arrow_type, rows_to_arrow
+from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
 from ledger._migrate import check_version, migrate
 
 R = TypeVar("R", bound=Row)
@@ -71,6 +72,9 @@ class Ledger:
     # --- connections -------------------------------------------------------
 
     def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        if self.path.is_dir():
+            raise LedgerFileError("is a folder, not a ledger file", file=str(self.path))
+
         def attempt() -> duckdb.DuckDBPyConnection:
             config: dict[str, Any] = {}
             if read_only:
@@ -93,18 +97,41 @@ class Ledger:
                     f"BUGHUNT_LOCK_TIMEOUT (DuckDB said: {exc})",
                     file=str(self.path),
                 ) from exc
+            raise unreadable(self.path, exc) from exc
+        except duckdb.Error as exc:
+            raise unreadable(self.path, exc) from exc
+
+    @contextmanager
+    def _checked(
+        self, con: duckdb.DuckDBPyConnection, *, writing: bool
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``con`` once the file is known to be a whole ledger; damage found later is named too."""
+        try:
+            check_whole(con, self.path)
+            version = check_version(con, str(self.path))
+            check_is_ledger(con, self.path, version)
+            if writing:
+                migrate(con, str(self.path))
+            elif version == 0:
+                raise LedgerFileError(
+                    "holds no ledger yet (an empty database): run `bughunt migrate` "
+                    "or point --ledger / BUGHUNT_LEDGER at a ledger",
+                    file=str(self.path),
+                )
+            yield con
+        except duckdb.Error as exc:
+            if is_damage(exc):
+                raise unreadable(self.path, exc) from exc
             raise
+        finally:
+            con.close()
 
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A migrated read-write connection, closed on exit (releases the file lock)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = self._connect(read_only=False)
-        try:
-            migrate(con, str(self.path))
+        with self._checked(self._connect(read_only=False), writing=True) as con:
             yield con
-        finally:
-            con.close()
 
     @contextmanager
     def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -115,12 +142,8 @@ class Ledger:
                 "or point --ledger / BUGHUNT_LEDGER at an existing file",
                 file=str(self.path),
             )
-        con = self._connect(read_only=True)
-        try:
-            check_version(con, str(self.path))
+        with self._checked(self._connect(read_only=True), writing=False) as con:
             yield con
-        finally:
-            con.close()
 
     def migrate(self) -> None:
         """Create the file if missing and apply every missing migration."""

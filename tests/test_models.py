@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from bughunt.models import AgentVersion, BugReport, Observation, Status
+from bughunt.models import AgentVersion, BugReport, Observation, Status, run_id_name
 
 
 def test_unknown_status_names_field_and_value() -> None:
@@ -38,3 +38,36 @@ def test_agent_mode_is_a_closed_set() -> None:
     """An agent mode outside {command, replay} is refused."""
     with pytest.raises(pydantic.ValidationError, match="mode"):
         AgentVersion.model_validate({"name": "a", "family": "f", "mode": "shell"})
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "../../x",
+        "..",
+        ".",
+        "/etc/passwd",
+        "a/b",
+        "a\\b",
+        "",
+        "nightly\n",
+        "tab\there",
+        "\x1b[31m",
+        "zero\u200bwidth",
+        "é",
+        "-leading-dash",
+        "x" * 129,
+    ],
+)
+def test_a_run_id_is_a_name_not_a_path(run_id: str) -> None:
+    """Slashes, dot names, absolute paths, control and non-ASCII characters are refused."""
+    with pytest.raises(ValueError, match="a run id is a name"):
+        run_id_name(run_id)
+
+
+@pytest.mark.parametrize(
+    "run_id", ["nightly-20261130T020000Z-1a2b3c", "pr-42", "a..b", "R_1.2", "x" * 128]
+)
+def test_ordinary_run_ids_pass(run_id: str) -> None:
+    """The ids bughunt makes and ordinary names pass unchanged."""
+    assert run_id_name(run_id) == run_id

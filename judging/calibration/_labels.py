@@ -15,7 +15,6 @@ so the first bad line stops the read with an :class:`InputError` naming
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +22,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bughunt import jsontext
 from bughunt.errors import InputError
 from bughunt.hashing import sha256_bytes
+from bughunt.jsontext import JsonTextError
 from bughunt.models import BugReport, Winner
 
 
@@ -105,14 +106,15 @@ def parse_labels(raw: bytes, source: str) -> LabelSet:
         if not chunk.strip():
             continue
         try:
-            obj = json.loads(chunk.decode("utf-8"))
+            obj = jsontext.loads(chunk.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise InputError(
                 f"not UTF-8 ({exc.reason} at byte {exc.start})", file=source, line=number
             ) from exc
-        except json.JSONDecodeError as exc:
+        except JsonTextError as exc:
+            column = f" (column {exc.column})" if exc.column else ""
             raise InputError(
-                f"invalid JSON: {exc.msg} (column {exc.colno})", file=source, line=number
+                f"invalid JSON: {exc.message}{column}", file=source, line=number
             ) from exc
         pair = _pair(obj, source, number)
         if pair.id in seen:

@@ -22,13 +22,13 @@ judge names the environment variable that holds its key.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bughunt.config import read_toml
 from bughunt.errors import InputError
 from judging.judges._contract import DEFAULT_DEADLINE_S
 from judging.judges._protocol import Judge
@@ -222,12 +222,9 @@ def load_judges(path: Path | None = None) -> JudgesConfig:
         if not path.is_file():
             return JudgesConfig()
     source = str(path)
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError("judge configuration file not found", file=source) from exc
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"not valid TOML: {exc}", file=source) from exc
+    if not path.exists():
+        raise InputError("judge configuration file not found", file=source)
+    doc = read_toml(path, display=source)
     return parse_judges(doc, pyproject=path.name == "pyproject.toml", source=source)
 
 

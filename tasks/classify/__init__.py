@@ -4,6 +4,8 @@
 - :func:`classify_incremental` — the same, reusing earlier results of unchanged cases (the
   Prefect task's body; see ``tasks/classify/_incremental.py``).
 - :func:`validate_patch` — the bad-input checks of one patch (docs/architecture.md#bad-input), then ``git apply --check``.
+- :func:`check_target_tree`, :func:`symlink_problem` — the one rule for symlinks in a target tree
+  (none at all), shared with the sandbox (``tasks/classify/_target.py``).
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
 - :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
 
@@ -40,6 +42,7 @@ from tasks.classify._incremental import (
     previous_classifications,
 )
 from tasks.classify._rules import RULES, CategoryDecision, Evidence, categorize
+from tasks.classify._target import check_target_tree, symlink_problem
 from tasks.classify._validate import git_apply_argv, git_apply_env, validate_patch
 
 __all__ = [
@@ -63,6 +66,7 @@ __all__ = [
     "RunPlan",
     "categorize",
     "changed_paths",
+    "check_target_tree",
     "classify_case",
     "classify_corpus",
     "classify_incremental",
@@ -75,5 +79,6 @@ __all__ = [
     "plan_for_paths",
     "previous_classifications",
     "run",
+    "symlink_problem",
     "validate_patch",
 ]

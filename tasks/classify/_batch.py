@@ -25,6 +25,7 @@ from tasks.classify._impact import (
     plan_for_paths,
 )
 from tasks.classify._rules import Evidence, categorize
+from tasks.classify._target import check_target_tree
 from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S, validate_patch
 
 
@@ -221,6 +222,15 @@ def plan_for_diff(
     return plan_for_paths(changed_paths(pr_diff), impact=impact, layout=layout)
 
 
+def _target_error(corpus: Corpus) -> InputError | None:
+    """Why the corpus's target tree cannot be used (a symlink in it), or None."""
+    try:
+        check_target_tree(corpus.target, shown_as=corpus.relative(corpus.target))
+    except InputError as exc:
+        return exc
+    return None
+
+
 def classify_corpus(
     corpus: Corpus,
     pr_diff: bytes | None = None,
@@ -236,7 +246,11 @@ def classify_corpus(
 
     Without ``pr_diff`` the plan is every case, every stage (a nightly run).
     A case whose patch fails validation joins the loader's rejected cases
-    with its reason; the others are still labelled. ``keys`` (case id →
+    with its reason; the others are still labelled. A target tree holding a
+    symlink (``tasks/classify/_target.py``) is checked first, once: then every
+    case is rejected with that reason, naming the link and where it points,
+    before anything else is done with it (the plan and the loader's
+    rejections are kept, nothing is planned). ``keys`` (case id →
     classify key) are kept in the result; a case whose key is in ``reuse``
     (key → an earlier result for the same case id) takes that result instead
     of being validated again. Raises :class:`InputError` only for a broken PR
@@ -252,7 +266,19 @@ def classify_corpus(
     rejected = list(corpus.rejected)
     keys = dict(keys or {})
     classified = reused = 0
+    bad_target = _target_error(corpus)
     for case in corpus.cases:
+        if bad_target is not None:  # every case runs on this target: none can be evaluated
+            rejected.append(
+                RejectedCase(
+                    case_id=case.case_id,
+                    file=bad_target.file or corpus.relative(corpus.target),
+                    reason=bad_target.message,
+                    stage="validate",
+                )
+            )
+            classified += 1
+            continue
         key = keys.get(case.case_id)
         earlier = reuse.get(key) if reuse is not None and key is not None else None
         if earlier is not None and earlier.case_id == case.case_id:

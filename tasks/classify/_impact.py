@@ -40,9 +40,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bughunt.config import read_toml
 from bughunt.errors import InputError
 from bughunt.models import PipelineStage
-from corpus import read_toml
 
 
 class ImpactClass(StrEnum):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bughunt.errors import TerminalError
+from bughunt.errors import InputError, TerminalError
+from bughunt.models import run_id_name
 from ledger import Ledger
 from tasks.report._history import History
 from tasks.report._model import RunSummary
@@ -61,9 +62,16 @@ def report_payload(summary: RunSummary) -> dict[str, Any]:
 
 
 def default_out_dir(ledger: Ledger, run_id: str) -> Path:
-    """``<ledger folder>/runs/<run id>``: a run's outputs live beside the ledger that holds it."""
-    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in run_id) or "_"
-    return ledger.path.parent / "runs" / safe
+    """``<ledger folder>/runs/<run id>``: a run's outputs live beside the ledger that holds it.
+
+    Raises :class:`InputError` for a run id that is not a name
+    (:func:`~bughunt.models.run_id_name`): it would leave ``runs/``.
+    """
+    try:
+        name = run_id_name(run_id)
+    except ValueError as exc:
+        raise InputError(str(exc), file=str(ledger.path), field="run_id") from None
+    return ledger.path.parent / "runs" / name
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bughunt import jsontext
+from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from tasks.sandbox._container import Limits
 from tasks.sandbox._executor import Executor
@@ -36,9 +38,10 @@ def parse_report(raw: bytes | str, *, source: str, agent: AgentVersion) -> BugRe
     except UnicodeDecodeError as exc:
         return f"{source}: not UTF-8 ({exc.reason} at byte {exc.start})"
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return f"{source}:{exc.lineno}: not valid JSON ({exc.msg})"
+        data = jsontext.loads(text)
+    except JsonTextError as exc:
+        line = f":{exc.line}" if exc.line is not None else ""
+        return f"{source}{line}: not valid JSON ({exc.message})"
     if not isinstance(data, dict):
         return f"{source}: a report must be a JSON object"
     try:

@@ -29,7 +29,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.types import LogConfig
 
 from bughunt.errors import InputError
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
 from tasks.sandbox._io import DEFAULT_CAP
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tasks.sandbox._recipe import RECIPE
@@ -181,8 +181,35 @@ def container_config(
     return config
 
 
+# Answers that mean the container, not the request, is at fault: it was removed
+# (404) or is not running (409: it exited before it answered). A fresh one may do.
+_GONE = (404, 409)
+
+
+def engine_error(exc: Exception, doing: str) -> SandboxEngineError | SandboxRequestError:
+    """The sandbox error for an engine call that failed while trying to ``doing``.
+
+    Transient, :class:`SandboxEngineError` (worth a fresh container): the
+    connection failed or timed out, the engine answered 5xx (busy,
+    restarting, out of resources for the moment), or the container was gone
+    or not running (404, 409). Terminal, :class:`SandboxRequestError`: any
+    other 4xx, the engine refusing the request itself. Either way the
+    message keeps the engine's own words.
+    """
+    # APIError is a requests HTTPError: look at its status before calling it a transport failure.
+    status = exc.status_code if isinstance(exc, APIError) else None
+    if status is not None and 400 <= status < 500 and status not in _GONE:
+        return SandboxRequestError(
+            f"the engine refused to {doing} (not retried: asking again gets the same answer): {exc}"
+        )
+    return SandboxEngineError(f"the engine could not {doing}: {exc}")
+
+
 def create_container(client: Any, config: dict[str, Any]) -> Any:
-    """Create (not start) a container; a missing image raises SandboxImageError naming the fix."""
+    """Create (not start) a container; a missing image raises SandboxImageError naming the fix.
+
+    Any other failure is :func:`engine_error`'s (transient or refused).
+    """
     try:
         return client.containers.create(**config)
     except ImageNotFound as exc:
@@ -190,7 +217,7 @@ def create_container(client: Any, config: dict[str, Any]) -> Any:
             f"sandbox image {config['image']} is not in the engine; run `bughunt sandbox build`"
         ) from exc
     except (APIError, requests.RequestException) as exc:
-        raise SandboxEngineError(f"the engine could not create a container: {exc}") from exc
+        raise engine_error(exc, "create a container") from exc
 
 
 def remove_quietly(container: Any) -> None:

@@ -14,4 +14,12 @@ class SandboxImageError(TerminalError):
 
 
 class SandboxEngineError(TransientError):
-    """The engine failed a call in the middle of an execution (a busy or restarting daemon)."""
+    """The engine failed a call: a busy or restarting daemon, a dropped connection, a container gone.
+
+    Starting an execution (its container and first exec) is retried with backoff
+    before this is raised; the message keeps the engine's own words.
+    """
+
+
+class SandboxRequestError(TerminalError):
+    """The engine refused a request as invalid (a 4xx answer): asking again gets the same answer."""

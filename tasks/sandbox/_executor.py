@@ -22,6 +22,12 @@ Layout inside (the same for every execution): the workspace is unpacked into
 ``/work`` (the working folder; its own timestamp normalised), and ``/work``,
 ``/scratch``, ``/tmp``, ``/var/tmp``, ``$HOME`` and ``/dev/shm`` are empty,
 size-limited tmpfs mounts; the rest of the file system is read-only.
+
+A busy engine sometimes fails to create or start a container, or the
+container's first exec (a 5xx answer, a dropped connection, a container that
+exited before it answered): that part is retried on a fresh container with
+backoff (:meth:`Executor._launch`). What the command does once it runs is its
+result and is never retried.
 """
 
 from __future__ import annotations
@@ -39,7 +45,15 @@ from typing import Any
 
 import requests
 from docker.errors import APIError
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    RetryCallState,
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+    wait_random,
+)
 
 from tasks.sandbox._container import (
     TREE_PATH,
@@ -52,6 +66,7 @@ from tasks.sandbox._container import (
     check_timeout,
     container_config,
     create_container,
+    engine_error,
     kill_quietly,
     remove_quietly,
 )
@@ -69,7 +84,12 @@ NORMAL_MTIME = 946_684_800
 # Beyond the in-container deadline: unpacking, exec set-up, the stream closing.
 _HOST_GRACE_S = 10.0
 _CONTROL_TIMEOUT_S = 30.0
-_START_ATTEMPTS = 3
+
+START_ATTEMPTS = 4
+"""Tries at a fresh container and its first exec before the engine's failure is the execution's."""
+# Waits between tries: 0.5, 1, 2 s, each plus up to 0.5 s of jitter so that
+# workers failed by the same busy moment do not come back in step (under 5 s in all).
+_START_WAIT = wait_exponential(multiplier=0.5, max=4) + wait_random(0, 0.5)
 
 _ENTRY = (
     f'limit=$1; shift; tar -x -C {TREE_PATH} || {{ echo "{UNPACK_MARKER}" >&2; exit {UNPACK_FAILED}; }}; '
@@ -118,9 +138,13 @@ class Executor:
     Use as a context manager (or call :meth:`close`): on exit every container
     it started is removed. Thread-safe: many threads may call :meth:`run` at
     once. Bad input (command, timeout, workspace) raises :class:`InputError`
-    before anything starts; a missing image :class:`SandboxImageError`; an
-    engine that fails three starts in a row :class:`SandboxEngineError`
-    carrying the engine's message.
+    before anything starts; a missing image :class:`SandboxImageError`; a
+    request the engine refuses (a 4xx other than a container gone or not
+    running) :class:`SandboxRequestError`, not retried. An engine that fails to start an execution :data:`START_ATTEMPTS`
+    times in a row (:meth:`_launch`) raises :class:`SandboxEngineError` with
+    the attempts and the engine's last message. What the command itself does
+    (a non-zero exit, its deadline, running out of memory) is its result,
+    never retried.
     """
 
     def __init__(
@@ -166,29 +190,56 @@ class Executor:
         """Return once every container this executor started is removed; safe to call twice."""
         self._remover.close()
 
-    def _start(self) -> Any:
-        """Create and start one container, retrying transient engine failures with backoff."""
-        retrying = Retrying(
-            stop=stop_after_attempt(_START_ATTEMPTS),
-            wait=wait_exponential(multiplier=0.5, max=4),
-            retry=retry_if_exception_type(SandboxEngineError),
-            reraise=True,
-        )
-        for attempt in retrying:
-            with attempt:
-                return self._start_once()
-        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+    def _launch(self, entry: list[str]) -> tuple[Any, str, Any]:
+        """A fresh container with ``entry`` started as its first exec: container, exec id, socket.
 
-    def _start_once(self) -> Any:
+        Creating the container, starting it and starting the exec are retried
+        on a fresh container when the engine fails transiently
+        (:func:`~tasks.sandbox._container.engine_error`), the failed container
+        removed before the next try, with exponential backoff and jitter. No
+        retry can run the command twice: it waits behind the workspace's
+        unpacking, and the workspace is sent only after this returns (an exec
+        whose stdin closes first fails to unpack and never runs it). After
+        :data:`START_ATTEMPTS` failures, :class:`SandboxEngineError` saying
+        how many and keeping the engine's last message; a refused request or a
+        missing image is raised at once.
+        """
+        retrying = Retrying(
+            stop=stop_after_attempt(START_ATTEMPTS),
+            wait=_START_WAIT,
+            retry=retry_if_exception_type(SandboxEngineError),
+            before_sleep=_log_retry,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._launch_once(entry)
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            said = last.message if isinstance(last, SandboxEngineError) else str(last)
+            raise SandboxEngineError(
+                f"no execution could be started in {START_ATTEMPTS} attempts; the last: {said}"
+            ) from last
+        raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
+
+    def _launch_once(self, entry: list[str]) -> tuple[Any, str, Any]:
         container = create_container(self._client, self._config)
+        doing = "start a container"
         try:
             container.start()
+            doing = "start the execution in a started container"
+            api = self._client.api
+            exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
+            sock = api.exec_start(exec_id, socket=True)
         except (APIError, requests.RequestException) as exc:
             remove_quietly(container)
-            raise SandboxEngineError(f"the engine could not start a container: {exc}") from exc
+            raise engine_error(exc, doing) from exc
+        except BaseException:
+            remove_quietly(container)
+            raise
         with self._count_lock:
             self.containers_started += 1
-        return container
+        return container, exec_id, sock
 
     def run(
         self,
@@ -212,9 +263,10 @@ class Executor:
             if isinstance(workspace, bytes)
             else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
         )
-        container = self._start()
+        entry = ["sh", "-c", _ENTRY, "sh", f"{deadline_s:g}", *argv]
+        container, exec_id, sock = self._launch(entry)
         try:
-            return self._exec(container, argv, payload, deadline_s, collect)
+            return self._exec(container, exec_id, sock, payload, deadline_s, collect)
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:
@@ -222,12 +274,15 @@ class Executor:
             self._remover.put(container)
 
     def _exec(
-        self, container: Any, argv: list[str], payload: bytes, timeout_s: float, collect: str | None
+        self,
+        container: Any,
+        exec_id: str,
+        sock: Any,
+        payload: bytes,
+        timeout_s: float,
+        collect: str | None,
     ) -> ExecResult:
         api = self._client.api
-        entry = ["sh", "-c", _ENTRY, "sh", f"{timeout_s:g}", *argv]
-        exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
-        sock = api.exec_start(exec_id, socket=True)
         capture = OutputCapture(self.limits.output_cap_bytes)
         started = time.monotonic()
         try:
@@ -277,6 +332,18 @@ class Executor:
         script = 'test -f "$1" && exec head -c "$2" "$1"; exit 3'
         code, data = self._control(container, ["sh", "-c", script, "sh", path, str(cap + 1)], cap)
         return data if code == 0 else None
+
+
+def _log_retry(state: RetryCallState) -> None:
+    failed = state.outcome.exception() if state.outcome is not None else None
+    wait = state.next_action.sleep if state.next_action is not None else 0.0
+    log.warning(
+        "sandbox: attempt %d of %d failed (%s); trying a fresh container in %.1f s",
+        state.attempt_number,
+        START_ATTEMPTS,
+        failed,
+        wait,
+    )
 
 
 def _exit_of(api: Any, exec_id: str) -> int | None:
@@ -343,7 +410,8 @@ def run_once(
     ``timeout_s`` it is killed, what it printed is kept, and the result says
     ``timed_out``. Bad input raises :class:`InputError` before any container
     exists; a missing image :class:`SandboxImageError`; an engine failure
-    :class:`SandboxEngineError`. The container is removed whatever happens.
+    (after the retries :class:`Executor` makes) :class:`SandboxEngineError`.
+    The container is removed whatever happens.
     """
     argv = check_command(command)
     deadline_s = check_timeout(timeout_s)

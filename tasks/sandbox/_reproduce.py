@@ -279,7 +279,8 @@ def _observation(
     suffix = "-rewrite" if slot.rewritten else ""
     return Observation(
         observation_id=uuid.uuid4().hex,
-        record_id=f"{ids.run_id}/{ids.case_id}/{ids.agent}/{slot.tree.value}{suffix}/{slot.repeat}",
+        # The test's hash is part of the identity: other source run again is a new observation.
+        record_id=f"{ids.run_id}/{ids.case_id}/{ids.agent}/{test_hash[:16]}/{slot.tree.value}{suffix}/{slot.repeat}",
         case_id=ids.case_id,
         run_id=ids.run_id,
         agent_version=ids.agent,

@@ -37,7 +37,7 @@ from tasks.sandbox._agents import parse_report, recorded_report, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
-from tasks.sandbox._errors import SandboxEngineError
+from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._image import ensure_image
 from tasks.sandbox._pool import map_bounded
@@ -266,7 +266,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
             problem = job.check.problem(env.executor)
             if problem is not None:  # our rewrite is at fault, not the test
                 outcome, reason = ReproOutcome.ERROR, f"cannot check against a rewrite: {problem}"
-    except SandboxEngineError as exc:
+    except (SandboxEngineError, SandboxRequestError) as exc:  # this pair's, not the stage's
         return PairResult.failed(
             case_id,
             job.case_hash,

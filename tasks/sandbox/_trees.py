@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bughunt.errors import InputError
 from corpus import TREE_EXCLUDE
-from tasks.classify import git_apply_argv, git_apply_env
+from tasks.classify import git_apply_argv, git_apply_env, symlink_problem
 
 Files = dict[str, bytes]
 
@@ -22,15 +22,18 @@ Files = dict[str, bytes]
 def read_tree(root: Path) -> Files:
     """Every regular file under ``root`` (caches excluded) by relative POSIX path.
 
-    Symlinks are refused: a tree handed to the sandbox holds only plain files.
+    A symlink anywhere in it raises :class:`InputError` naming it and where it
+    points: a tree handed to the sandbox holds only plain files, by the rule
+    classify applies to the target too (:func:`tasks.classify.symlink_problem`).
     """
     files: Files = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if set(rel.parts) & set(TREE_EXCLUDE):
             continue
-        if path.is_symlink():
-            raise InputError("symlinks are not allowed in a target tree", file=str(path))
+        problem = symlink_problem(path, root)
+        if problem is not None:
+            raise InputError(problem, file=str(path))
         if path.is_file():
             files[rel.as_posix()] = path.read_bytes()
     return files

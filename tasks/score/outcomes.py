@@ -40,11 +40,15 @@ OUTCOME_FIELDS: tuple[str, ...] = (
     "kind",
     "case_id",
     "run_id",
+    "test_hash",
 )
 """Fields that say what was executed and how it ended; they decide outcomes."""
 
-KEY_FIELDS: tuple[str, ...] = ("case_id", "run_id", "agent_version", "kind")
-"""Identity of a record without ``record_id`` (never ``case_id`` alone)."""
+KEY_FIELDS: tuple[str, ...] = ("case_id", "run_id", "agent_version", "kind", "test_hash")
+"""Identity of a record without ``record_id`` (never ``case_id`` alone).
+
+``test_hash`` is the reproduction test's source hash: the same test id run
+with other source is another observation, never a replay of the first."""
 
 DECIDED = frozenset({Status.PASS, Status.FAIL})
 

@@ -16,9 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bughunt import jsontext
+from bughunt.jsontext import JsonTextError
 from bughunt.models import Observation, Status, utcnow
 
-IDENTITY_FIELDS = ("record_id", "case_id", "run_id", "agent_version", "kind")
+IDENTITY_FIELDS = ("record_id", "case_id", "run_id", "agent_version", "kind", "test_hash")
 """Fields read into their own columns (with ``status``, ``note``, ``case_hash``)."""
 
 _STATUSES = {s.value for s in Status}
@@ -102,6 +104,22 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _element(
+    decoder: json.JSONDecoder, text: str, pos: int, source: str
+) -> tuple[tuple[int, Any] | BadLine, int | None]:
+    """The array element at ``pos`` and where it ends; ``None`` when a syntax error ends the file."""
+    try:  # where the element ends
+        _, end = decoder.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        return BadLine(source, exc.lineno, f"invalid JSON: {exc.msg}"), None
+    except RecursionError:
+        return BadLine(source, _line_of(text, pos), "invalid JSON: nested too deep to read"), None
+    try:  # then the element alone, strictly: a duplicated key costs only its element
+        return (_line_of(text, pos), jsontext.loads(text[pos:end])), end
+    except JsonTextError as exc:
+        return BadLine(source, _line_of(text, pos), f"invalid JSON: {exc.message}"), end
+
+
 def _array_items(text: str, source: str) -> Iterator[tuple[int, Any] | BadLine]:
     """Elements of a JSON array with the line each starts on; a syntax error ends the file."""
     decoder = json.JSONDecoder()
@@ -125,12 +143,10 @@ def _array_items(text: str, source: str) -> Iterator[tuple[int, Any] | BadLine]:
             pos += 1
             expect_value = True
             continue
-        try:
-            value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            yield BadLine(source, exc.lineno, f"invalid JSON: {exc.msg}")
+        item, end = _element(decoder, text, pos, source)
+        yield item
+        if end is None:
             return
-        yield (_line_of(text, pos), value)
         pos = end
         expect_value = False
 
@@ -174,9 +190,10 @@ def read_records(path: Path, *, batch_id: str, source: str | None = None) -> Rea
             bad.append(BadLine(name, number, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
             continue
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            bad.append(BadLine(name, number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            obj = jsontext.loads(text)
+        except JsonTextError as exc:
+            column = f" (column {exc.column})" if exc.column else ""
+            bad.append(BadLine(name, number, f"invalid JSON: {exc.message}{column}"))
             continue
         take(obj, number)
     return ReadResult(name, records, bad)

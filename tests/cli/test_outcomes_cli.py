@@ -121,7 +121,7 @@ def test_ingest_strict_stores_nothing(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"case_id": "c2", "status": "pass"}\n\xff\n')
     result = invoke("ingest", str(good), str(bad), "--strict", "--ledger", str(ledger))
-    assert result.exit_code == 1 and "nothing was stored" in result.stderr
+    assert result.exit_code == 2 and "nothing was stored" in result.stderr
     assert f"{bad}:2: not UTF-8" in result.stderr
     assert not ledger.exists()
 

@@ -119,7 +119,7 @@ def test_bad_judge_tables_name_the_file_and_field(
 
 def test_bad_toml_and_missing_files_name_the_file(tmp_path: Path) -> None:
     """Unreadable configuration is a clear error, never a silent default."""
-    with pytest.raises(InputError, match="not valid TOML"):
+    with pytest.raises(InputError, match="invalid TOML"):
         load_judges(write(tmp_path, "j.toml", "[judges.x\n"))
     with pytest.raises(InputError, match="not found"):
         load_judges(tmp_path / "missing.toml")

@@ -62,7 +62,7 @@ def test_bad_section_names_file_and_key(
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
     """A pyproject.toml that is not TOML is an InputError naming it."""
     path = write(tmp_path, "[tool.bughunt.flakes\n")
-    with pytest.raises(InputError, match="not valid TOML") as info:
+    with pytest.raises(InputError, match="invalid TOML") as info:
         load_thresholds(path)
     assert info.value.file == str(path)
 

@@ -22,6 +22,7 @@ RAW = st.fixed_dictionaries(
         "run_id": st.sampled_from(["r1", "r2"]),
         "agent_version": st.sampled_from(["base", "cand"]),
         "kind": st.sampled_from(["repro:buggy"]),
+        "test_hash": st.sampled_from(["h1", "h2"]),
         "status": st.sampled_from(["pass", "fail", "error", "timeout", "unknown"]),
         "note": st.sampled_from(["x", "y", "a much longer note"]),
         "extra": st.integers(0, 2),

@@ -1,0 +1,105 @@
+"""Is this file a whole bughunt ledger? Checked before anything reads or writes it.
+
+DuckDB opens some broken files without complaint: a copy cut short at a
+block boundary opens, answers the catalog, and fails (or, worse, is written
+over) only when a missing block is touched. And it opens any DuckDB file,
+so ``--ledger`` pointed at someone else's database would be migrated into.
+A file that fails these checks is refused with a :class:`LedgerFileError`
+naming it; nothing is written to it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from bughunt.errors import LedgerFileError
+
+HEADER_BYTES = 3 * 4096
+"""DuckDB's file header and its two alternating database headers, before the first block."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def unreadable(path: Path, exc: BaseException) -> LedgerFileError:
+    """The error for a file DuckDB could not open or read as a database."""
+    if path.is_dir():
+        return LedgerFileError("is a folder, not a ledger file", file=str(path))
+    return LedgerFileError(
+        f"not a readable DuckDB ledger file (DuckDB said: {_first_line(exc)})", file=str(path)
+    )
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True for DuckDB errors that mean the file itself is damaged (not a bad query)."""
+    if isinstance(exc, duckdb.IOException):
+        return True
+    return isinstance(exc, duckdb.Error) and "Corrupt database file" in str(exc)
+
+
+def _highest_block(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest block id any table's data or the catalog's metadata lives in (-1: none)."""
+    highest = -1
+    tables = con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() "
+        "WHERE NOT internal AND database_name = current_database()"
+    ).fetchall()
+    for schema, table in tables:
+        # A quoted identifier from the catalog itself, never user input.
+        qualified = '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"'
+        row = con.execute(
+            "SELECT max(block_id) FROM pragma_storage_info(?) WHERE block_id >= 0", [qualified]
+        ).fetchone()
+        if row is not None and row[0] is not None:
+            highest = max(highest, int(row[0]))
+    row = con.execute("SELECT max(block_id) FROM pragma_metadata_info()").fetchone()
+    if row is not None and row[0] is not None:
+        highest = max(highest, int(row[0]))
+    return highest
+
+
+def check_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Refuse a file cut short: not whole blocks, or fewer blocks than it uses (a truncated copy).
+
+    DuckDB writes whole blocks after its header, and trims free blocks off the
+    end, so a whole file holds a whole number of blocks, at least as many as
+    it counts in use, and every block a table or the catalog lives in.
+    Skipped while a write-ahead log is beside the file: DuckDB replays it on
+    open, and what it counts may not be on disk yet.
+    """
+    if Path(f"{path}.wal").exists():
+        return
+    row = con.execute("SELECT block_size, used_blocks FROM pragma_database_size()").fetchone()
+    if row is None:
+        return
+    block_size, used = int(row[0]), int(row[1])
+    size = os.path.getsize(path)
+    blocks, rest = divmod(size - HEADER_BYTES, block_size)
+    needed = max(used, _highest_block(con) + 1)
+    if rest or blocks < needed:
+        raise LedgerFileError(
+            f"truncated: it has {size} bytes, not the {needed} whole blocks of "
+            f"{block_size} bytes after its header that it uses; restore it from a copy "
+            "(nothing was written to it)",
+            file=str(path),
+        )
+
+
+def check_is_ledger(con: duckdb.DuckDBPyConnection, path: Path, version: int) -> None:
+    """Refuse a DuckDB file that holds tables but no bughunt schema (``version`` 0)."""
+    if version > 0:
+        return
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE NOT internal AND database_name = current_database()"
+    ).fetchone()
+    if row is not None and int(row[0]) > 0:
+        raise LedgerFileError(
+            "a DuckDB database but not a bughunt ledger (it has tables and no "
+            "schema_migrations); point --ledger at a ledger file or a new path",
+            file=str(path),
+        )

@@ -1,0 +1,101 @@
+"""A run id means one set of inputs: resuming it with other inputs is refused, nothing stored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bughunt.errors import InputError
+from flows import RunParams, nightly_flow
+from ledger import Ledger
+from tests.flows.corpora import mini_corpus
+
+pytestmark = [pytest.mark.usefixtures("prefect_harness"), pytest.mark.docker]
+
+CASE = "obo-top-expenses"
+
+
+def _report_edited(corpus: Path) -> None:
+    """The candidate's recorded report of the case says something else."""
+    report = next((corpus / "recorded" / "candidate").rglob(f"{CASE}*"))
+    report.write_text(report.read_text().replace('"title": "', '"title": "Edited: ', 1))
+
+
+def _case_edited(corpus: Path) -> None:
+    case = corpus / "cases" / CASE / "case.toml"
+    case.write_text(case.read_text() + "# edited\n")
+
+
+CHANGES: dict[str, tuple[dict[str, Any], Callable[[Path], None] | None, str]] = {
+    "more repeats": ({"repeats": 2}, None, "repeats: 1 → 2"),
+    "another strategy": ({"strategy": "single"}, None, "strategy: swap → single"),
+    "other agents": (
+        {"candidate": "baseline-recorded"},
+        None,
+        "candidate: None → baseline-recorded",
+    ),
+    "another seed": ({"seed": 7}, None, "seed:"),
+    "an edited report": ({}, _report_edited, "corpus_content:"),
+    "an edited case": ({}, _case_edited, "corpus_content:"),
+}
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One finished one-case nightly: its ledger and its parameters."""
+    root = tmp_path_factory.mktemp("inputs")
+    corpus = mini_corpus(root / "repo", [CASE])
+    ledger = root / "ledger.duckdb"
+    params: dict[str, Any] = {
+        "corpus": str(corpus),
+        "ledger": str(ledger),
+        "run_id": "nightly-inputs",
+        "repeats": 1,
+        "probe_pairs": 0,
+    }
+    nightly_flow(params=RunParams(**params))
+    return ledger, params
+
+
+def _rows(ledger: Path) -> dict[str, int]:
+    tables = ["runs", "observations", "judge_calls", "stage_outputs"]
+    return {t: Ledger(ledger).query(f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in tables}
+
+
+@pytest.mark.parametrize("name", list(CHANGES))
+def test_other_inputs_are_refused(
+    name: str, first_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Each changed input is named (old → new); the ledger does not change."""
+    ledger, params = first_run
+    update, edit, says = CHANGES[name]
+    if edit is not None:
+        copy = mini_corpus(tmp_path / "repo", [CASE])
+        edit(copy)
+        update = {**update, "corpus": str(copy)}
+    before = _rows(ledger)
+    with pytest.raises(InputError, match="was started with other inputs") as caught:
+        nightly_flow(params=RunParams(**{**params, **update}))
+    assert says in str(caught.value)
+    assert _rows(ledger) == before
+
+
+def test_same_inputs_resume(first_run: tuple[Path, dict[str, Any]]) -> None:
+    """The same inputs, with a judge budget now, resume the finished run: nothing runs again."""
+    _, params = first_run
+    result = nightly_flow(params=RunParams(**{**params, "max_judge_calls": 500}))
+    assert result.stages_run == [] and {"sandbox", "score", "report"} <= set(result.stages_resumed)
+
+
+def test_the_same_corpus_elsewhere_is_the_same_input(
+    first_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """A byte-identical copy of the corpus at another path is not refused."""
+    ledger, params = first_run
+    copy = mini_corpus(tmp_path / "repo", [CASE])
+    runs = Ledger(ledger).query("SELECT count(*) AS n FROM runs")[0]["n"]
+    nightly_flow(params=RunParams(**{**params, "corpus": str(copy)}))
+    assert Ledger(ledger).query("SELECT count(*) AS n FROM runs")[0]["n"] > runs
