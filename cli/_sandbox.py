@@ -77,7 +77,8 @@ def verify(
     """Run one report's reproduction test against one case: every execution and the verdict.
 
     The command to see why a report did or did not reproduce. Exit 0 when it
-    reproduced, 1 otherwise (not reproduced, flaky, error or unusable report).
+    reproduced, 1 otherwise (not reproduced, flaky or error), 2 for a report
+    file that is not a usable report (bad input: nothing runs).
     """
     from corpus import load_corpus
     from flows import new_run_id
@@ -93,7 +94,7 @@ def verify(
     settings = SandboxSettings(repeats=repeats, test_timeout_s=timeout, seed=seed)
     pair = verify_report(loaded, case, report, run_id=run_id, settings=settings)
     if pair.report is None:
-        fail(f"report unusable: {pair.unusable_reason or pair.reason}", code=1)
+        fail(f"report unusable: {pair.unusable_reason or pair.reason}")
     observations = pair.observations
     outcome, reason, test_hash = pair.outcome, pair.reason, pair.test_hash
     if as_json:

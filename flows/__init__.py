@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flows.params import RunParams, new_run_id, run_seed
 
 if TYPE_CHECKING:
+    from flows._inputs import prepare
     from flows._pipeline import STAGES, RunResult, run_pipeline
     from flows.nightly import nightly_flow
     from flows.pr import pr_flow
@@ -21,6 +22,7 @@ _LAZY = {
     "STAGES": "flows._pipeline",
     "RunResult": "flows._pipeline",
     "run_pipeline": "flows._pipeline",
+    "prepare": "flows._inputs",
     "nightly_flow": "flows.nightly",
     "pr_flow": "flows.pr",
 }
@@ -32,6 +34,7 @@ __all__ = [
     "new_run_id",
     "nightly_flow",
     "pr_flow",
+    "prepare",
     "run_pipeline",
     "run_seed",
 ]

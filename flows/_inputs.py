@@ -1,4 +1,9 @@
-"""A run id means one set of inputs (docs/operations.md#resuming-a-run).
+"""What a run starts from, checked before anything runs; a run id means one set of inputs.
+
+:func:`prepare` loads and checks everything a run is given (the ledger file,
+the corpus, the agents, the judges, the gate, the run id's earlier inputs)
+without Prefect and without writing, so the CLI refuses bad input before
+Prefect's server starts and the flow starts from the same checks.
 
 Giving an existing run id resumes that run: finished stages are restored and
 the rest run, and every observation and verdict joins the ones stored. That
@@ -11,17 +16,20 @@ event, and a later start of the same id with other inputs is refused
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
-from bughunt.models import RunInfo, RunKind
-from corpus import TREE_EXCLUDE, Corpus, hash_cache_at
-from flows.params import RunParams
-from judging.judges import JudgeConfig
+from bughunt.models import AgentVersion, RunInfo, RunKind
+from corpus import CACHE_FILE, TREE_EXCLUDE, Corpus, hash_cache_at, load_corpus
+from flows.params import RunParams, new_run_id, run_seed
+from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
+from tasks.score import GateThresholds, load_gate_thresholds
 
 OPERATIONAL: frozenset[str] = frozenset(
     {
@@ -83,7 +91,7 @@ def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> Non
     A new run id, or a run recorded before its inputs were (which has none
     to compare), passes.
     """
-    if not store.path.exists():
+    if store.check(writing=True) == 0:  # a new ledger: no run to compare with
         return
     for event in store.read(RunInfo, "WHERE run_id = ?", [run_id]):
         recorded = event.parameters.get(INPUTS_KEY)
@@ -99,3 +107,72 @@ def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> Non
             "resume it with the same inputs, or give a new --run-id (nothing was run)",
             field="run_id",
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A run's checked inputs, ready for its first stage."""
+
+    store: Ledger
+    run_id: str
+    params: RunParams
+    """The parameters with the seed filled in (drawn from the run id when not given)."""
+    corpus: Corpus
+    baseline: AgentVersion
+    candidate: AgentVersion
+    judges: list[JudgeConfig]
+    gate: GateThresholds
+    hash_cache: str
+    """The corpus hash cache file, beside the ledger (a stat identity means something only here)."""
+    inputs: dict[str, Any]
+    """What defines the run (:func:`run_inputs`), recorded with its first event."""
+
+
+def _agent(corpus: Corpus, name: str | None, role: str) -> AgentVersion:
+    pairing = corpus.config.pairing
+    wanted = name or (pairing.baseline if role == "baseline" else pairing.candidate)
+    for a in corpus.config.agents:
+        if a.name == wanted:
+            return a
+    known = ", ".join(a.name for a in corpus.config.agents)
+    raise InputError(
+        f"no agent named {wanted!r} for the {role}; the corpus has: {known}",
+        file=str(corpus.config_file),
+    )
+
+
+def _judges(params: RunParams) -> list[JudgeConfig]:
+    """The judge's (or jury's) configurations; fails now on a missing key or bad config."""
+    configs = load_judges(Path(params.judges_config) if params.judges_config else None)
+    resolved = configs.resolve(params.judge)
+    for config in resolved:
+        build_judge(config)
+    return list(resolved)
+
+
+def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> Prepared:
+    """Load and check what the run is given; nothing is written, nothing runs.
+
+    Raises a :class:`~bughunt.errors.BughuntError` naming the file, line or
+    field for a ledger that is not a whole ledger, a report folder that is a file, a bad corpus, an unknown
+    agent or judge, a judge without its key, a bad gate table, or a run id
+    started before with other inputs.
+    """
+    store = Ledger(params.ledger)
+    store.check(writing=True)
+    if params.out is not None and Path(params.out).exists() and not Path(params.out).is_dir():
+        raise InputError("the report folder is a file", file=params.out, field="out")
+    run_id = params.run_id or new_run_id(kind.value)
+    if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
+        params = params.model_copy(update={"seed": run_seed(run_id)})
+    corpus = load_corpus(params.corpus)
+    baseline = _agent(corpus, params.baseline, "baseline")
+    candidate = _agent(corpus, params.candidate, "candidate")
+    judges = _judges(params)
+    gate = load_gate_thresholds()
+    hash_cache = str(store.path.parent / CACHE_FILE)
+    inputs = run_inputs(params, kind, corpus, judges, gate, pr_diff, hash_cache)
+    check_same_inputs(store, run_id, inputs)
+    return Prepared(
+        store, run_id, params, corpus, baseline, candidate, judges, gate, hash_cache, inputs
+    )

@@ -20,20 +20,16 @@ from prefect.client.schemas.objects import State
 from prefect.states import Completed
 from pydantic import BaseModel
 
-from bughunt.errors import InputError
-from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, RunStatus
-from corpus import CACHE_FILE, Corpus, load_corpus
+from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
-from flows._inputs import INPUTS_KEY, check_same_inputs, run_inputs
+from flows._inputs import INPUTS_KEY, prepare
 from flows._runner import run_stage
 from flows._tasks import classify_task, hash_task, report_task
-from flows.params import RunParams, new_run_id, run_seed
-from judging.judges import JudgeConfig, build_judge, load_judges
+from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, hash_corpus, report
 from tasks.report import RunSummary
-from tasks.score import load_gate_thresholds
 
 STAGES: tuple[str, ...] = tuple(s.value for s in PipelineStage)
 """The six stages, in order."""
@@ -89,44 +85,13 @@ class _Chain:
         return [s for s in PipelineStage if s.value in seen]
 
 
-def _agent(corpus: Corpus, name: str | None, role: str) -> AgentVersion:
-    pairing = corpus.config.pairing
-    wanted = name or (pairing.baseline if role == "baseline" else pairing.candidate)
-    for a in corpus.config.agents:
-        if a.name == wanted:
-            return a
-    known = ", ".join(a.name for a in corpus.config.agents)
-    raise InputError(
-        f"no agent named {wanted!r} for the {role}; the corpus has: {known}",
-        file=str(corpus.config_file),
-    )
-
-
-def _judges(params: RunParams) -> list[JudgeConfig]:
-    """The judge's (or jury's) configurations; fails now on a missing key or bad config."""
-    configs = load_judges(Path(params.judges_config) if params.judges_config else None)
-    resolved = configs.resolve(params.judge)
-    for config in resolved:
-        build_judge(config)
-    return list(resolved)
-
-
 def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> RunResult:
     """Run (or resume) one run end to end; every ledger write happens here, in bulk."""
-    store = Ledger(params.ledger)
-    run_id = params.run_id or new_run_id(kind.value)
-    if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
-        params = params.model_copy(update={"seed": run_seed(run_id)})
+    run = prepare(params, kind, pr_diff)
+    store, run_id, params, corpus = run.store, run.run_id, run.params, run.corpus
+    baseline, candidate, gate, hash_cache = run.baseline, run.candidate, run.gate, run.hash_cache
+    judges = run.judges
     started = datetime.now(UTC)
-    corpus = load_corpus(params.corpus)
-    baseline = _agent(corpus, params.baseline, "baseline")
-    candidate = _agent(corpus, params.candidate, "candidate")
-    judges = _judges(params)
-    gate = load_gate_thresholds()
-    # Beside the ledger, not in it: a stat identity means something only on this machine.
-    hash_cache = str(store.path.parent / CACHE_FILE)
-    inputs = run_inputs(params, kind, corpus, judges, gate, pr_diff, hash_cache)
-    check_same_inputs(store, run_id, inputs)
     recorded = params.model_dump(mode="json", exclude={"ledger", "out", "run_id"})
     store.write(
         [
@@ -138,24 +103,24 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
                 candidate=candidate.name,
                 judge=params.judge,
                 strategy=params.strategy,
-                parameters={**recorded, INPUTS_KEY: inputs},
+                parameters={**recorded, INPUTS_KEY: run.inputs},
                 status=RunStatus.RUNNING,
             )
         ]
     )
     chain = _Chain(store, run_id)
-    run = {"run_id": run_id, "ledger": store}
+    ids = {"run_id": run_id, "ledger": store}
 
     classified = chain.stage(
         classify_task,
         classify.RECORD,
-        classify.ClassifyInputs(**run, corpus=corpus, pr_diff=pr_diff),
+        classify.ClassifyInputs(**ids, corpus=corpus, pr_diff=pr_diff),
         classify.ClassifySettings(hash_cache=hash_cache),
     )
     hashed = chain.stage(
         hash_task,
         hash_corpus.RECORD,
-        hash_corpus.HashInputs(**run, corpus=corpus, classify=classified),
+        hash_corpus.HashInputs(**ids, corpus=corpus, classify=classified),
         hash_corpus.HashSettings(hash_cache=hash_cache),
     )
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
@@ -164,7 +129,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         evaluated = evaluate(
             chain,
             RunContext(
-                run=run,
+                run=ids,
                 corpus=corpus,
                 classify=classified,
                 hashed=hashed,
@@ -182,7 +147,7 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         report_task,
         report.RECORD,
         report.ReportInputs(
-            **run,
+            **ids,
             kind=kind,
             started_at=started,
             baseline=baseline,

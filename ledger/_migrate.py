@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import resources
 
 import duckdb
@@ -85,9 +86,10 @@ def migrate(con: duckdb.DuckDBPyConnection, path: str) -> list[int]:
         con.execute("BEGIN TRANSACTION")
         try:
             con.execute(m.sql)
-            con.execute(
-                "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
-                [m.version, m.name, m.checksum],
+            con.execute(  # applied_at in UTC, as every ledger time (now() is local time)
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at) "
+                "VALUES (?, ?, ?, ?)",
+                [m.version, m.name, m.checksum, datetime.now(UTC).replace(tzinfo=None)],
             )
             con.execute("COMMIT")
         except Exception:

@@ -101,23 +101,64 @@ class Ledger:
         except duckdb.Error as exc:
             raise unreadable(self.path, exc) from exc
 
+    def _inspect(self, con: duckdb.DuckDBPyConnection, *, writing: bool) -> int:
+        check_whole(con, self.path)
+        version = check_version(con, str(self.path))
+        check_is_ledger(con, self.path, version)
+        if not writing and version == 0:
+            raise LedgerFileError(
+                "holds no ledger yet (an empty database): run `bughunt migrate` "
+                "or point --ledger / BUGHUNT_LEDGER at a ledger",
+                file=str(self.path),
+            )
+        return version
+
+    def check(self, *, writing: bool) -> int:
+        """Refuse a path that is not a whole ledger, changing nothing; return its schema version.
+
+        0 for a file that does not exist yet (when ``writing``, it will be
+        made) or an empty database. Raises :class:`LedgerFileError` for a
+        folder, a file that is not DuckDB, a truncated or damaged file, a
+        database that is not a ledger, or (reading) a file that is no ledger yet.
+        """
+        if not self.path.exists() and writing:
+            self._check_can_make()
+            return 0
+        if not self.path.exists():
+            raise TerminalError(
+                "no ledger here yet: run `bughunt run nightly` or `bughunt ingest` first, "
+                "or point --ledger / BUGHUNT_LEDGER at an existing file",
+                file=str(self.path),
+            )
+        con = self._connect(read_only=True)
+        try:
+            return self._inspect(con, writing=writing)
+        except duckdb.Error as exc:
+            if is_damage(exc):
+                raise unreadable(self.path, exc) from exc
+            raise
+        finally:
+            con.close()
+
+    def _check_can_make(self) -> None:
+        """Refuse a new ledger path whose folder cannot be made (a file is in the way)."""
+        for folder in self.path.parents:
+            if folder.exists():
+                if not folder.is_dir():
+                    raise LedgerFileError(
+                        f"cannot be made: {folder} is a file, not a folder", file=str(self.path)
+                    )
+                return
+
     @contextmanager
     def _checked(
         self, con: duckdb.DuckDBPyConnection, *, writing: bool
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         """``con`` once the file is known to be a whole ledger; damage found later is named too."""
         try:
-            check_whole(con, self.path)
-            version = check_version(con, str(self.path))
-            check_is_ledger(con, self.path, version)
+            self._inspect(con, writing=writing)
             if writing:
                 migrate(con, str(self.path))
-            elif version == 0:
-                raise LedgerFileError(
-                    "holds no ledger yet (an empty database): run `bughunt migrate` "
-                    "or point --ledger / BUGHUNT_LEDGER at a ledger",
-                    file=str(self.path),
-                )
             yield con
         except duckdb.Error as exc:
             if is_damage(exc):
@@ -129,6 +170,7 @@ class Ledger:
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A migrated read-write connection, closed on exit (releases the file lock)."""
+        self._check_can_make()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._checked(self._connect(read_only=False), writing=True) as con:
             yield con

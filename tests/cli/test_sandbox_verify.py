@@ -73,10 +73,10 @@ def test_report_that_passes_everywhere_is_not_reproduced(tmp_path: Path) -> None
 
 
 def test_malformed_report_is_named_without_running() -> None:
-    """The demo's malformed report: the file and line are named, nothing runs, exit 1."""
+    """The demo's malformed report: bad input, the file and line are named, nothing runs, exit 2."""
     report = DEMO / "recorded" / "candidate" / "cond-closed-account.json"
     result = verify(report, "cond-closed-account")
-    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert result.exit_code == 2  # type: ignore[attr-defined]
     assert "report unusable" in result.stderr and "not valid JSON" in result.stderr  # type: ignore[attr-defined]
 
 
