@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def utcnow() -> datetime:
@@ -38,10 +38,6 @@ def run_id_name(value: str) -> str:
             f"letter or digit, not {value[:80]!r}"
         )
     return value
-
-
-RunId = Annotated[str, AfterValidator(run_id_name)]
-"""A run id checked by :func:`run_id_name`."""
 
 
 class Status(StrEnum):

@@ -30,6 +30,14 @@ app = typer.Typer(
     name="bughunt",
     cls=OneLineErrors,
     help="Is the candidate bug-hunting agent better than the baseline, and how sure are we?",
+    epilog=(
+        "Exit codes: 0 done. 1 done, with something to look at: bad lines in a records "
+        "file (reported by file and line, the rest kept), a report that did not reproduce, "
+        "a gate regression. 2 bad input, nothing stored: a file that cannot be read, a "
+        "ledger that is not a whole ledger, a bad option or value, any bad line with "
+        "--strict; one line on stderr names the file, line or field. `run pr` also exits "
+        "3 (review failed) and 4 (inconclusive)."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from bughunt.models import RunKind
 from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
-from flows import RunParams
+from flows import RunParams, prepare
 from tasks.classify import changed_paths
 from tasks.report import headline_lines, run_counts
+from tasks.sandbox import claim_and_sweep
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -68,6 +70,8 @@ def _as_json(result: RunResult) -> dict[str, Any]:
 @with_model_options(RunParams)
 def nightly(*, params: RunParams, as_json: JsonOpt = False) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
+    prepare(params, RunKind.NIGHTLY)  # bad input: exit 2 before Prefect starts, nothing stored
+    claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
     _local_prefect()
     from flows.nightly import nightly_flow  # imported late: Prefect reads settings at import
 
@@ -96,7 +100,10 @@ def pr(
 
     Inconclusive exits 0 where ``[tool.bughunt.gate] inconclusive = "pass"`` accepts it.
     """
-    changed_paths(diff.read_bytes(), file=str(diff))  # bad input: exit 2 before Prefect starts
+    raw = diff.read_bytes()
+    changed_paths(raw, file=str(diff))  # bad input: exit 2 before Prefect starts, nothing stored
+    prepare(params, RunKind.PR, raw)
+    claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
     _local_prefect()
     from flows.pr import pr_flow
 

@@ -1,4 +1,4 @@
-"""What a run starts from, checked before anything runs; a run id means one set of inputs.
+"""What a run starts from, checked before anything runs (docs/architecture.md#a-run-id-means-one-set-of-inputs).
 
 :func:`prepare` loads and checks everything a run is given (the ledger file,
 the corpus, the agents, the judges, the gate, the run id's earlier inputs)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bughunt.hashing import sha256_bytes
-from bughunt.models import RunId, Strategy
+from bughunt.models import Strategy, run_id_name
 from corpus import Corpus
 from tasks.sandbox import SandboxSettings
 from tasks.score import ScoreSettings
@@ -35,7 +35,7 @@ class RunParams(BaseModel):
     """Ledger file (default ``BUGHUNT_LEDGER`` or ``.bughunt/ledger.duckdb``)."""
     out: str | None = None
     """Report folder (default ``<ledger folder>/runs/<run id>``)."""
-    run_id: RunId | None = None
+    run_id: str | None = None
     """Run id; give an existing one to resume it (a name: letters, digits, '.', '_', '-')."""
     baseline: str | None = None
     """Baseline agent (default: the corpus's pairing)."""
@@ -80,6 +80,11 @@ class RunParams(BaseModel):
     max_sandbox_seconds: float | None = Field(default=None, gt=0)
     """Adaptive evaluation: start no batch that would take the sandbox's wall-clock seconds
     past this (at the rate seen so far)."""
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_is_a_name(cls, value: str | None) -> str | None:
+        return None if value is None else run_id_name(value)
 
     def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
         """The sandbox stage's settings (the test deadline falls back to the corpus's)."""

@@ -1,5 +1,5 @@
 -- 0012: the reproduction test's hash joins a record's identity
--- (docs/outcome-contract.md#identity): a test re-executed with other source
+-- (docs/outcome-contract.md#identity-and-records-that-share-one): a test run again with other source
 -- is a new observation, never a replay of the old one. Follows
 -- tasks/score/outcomes.py exactly (KEY_FIELDS); `conflicts` and `unscored`
 -- read this view and are unchanged.

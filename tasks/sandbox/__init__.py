@@ -5,7 +5,8 @@ registry is reachable); an ``Executor`` runs each command in a container of
 its own that nothing ran in before (``run_once`` for a single command);
 ``run_sandbox`` is the stage: every planned case × agent, its report, and its
 reproduction test on both trees and their rewrites, in a seeded shuffled
-order; ``sweep`` removes what crashed runs left behind.
+order; ``sweep`` removes what crashed runs left behind, and ``claim_and_sweep``
+(at a run's start) also their processes.
 """
 
 from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
@@ -44,7 +45,7 @@ from tasks.sandbox._stage import (
     run_sandbox,
     verify_report,
 )
-from tasks.sandbox._sweep import sweep
+from tasks.sandbox._sweep import Swept, claim_and_sweep, sweep
 from tasks.sandbox._trees import apply_patch, read_tree
 from tasks.sandbox._workspace import Workspace, pack_workspace
 
@@ -74,11 +75,13 @@ __all__ = [
     "SandboxResult",
     "SandboxSettings",
     "SandboxUnavailable",
+    "Swept",
     "Workspace",
     "apply_patch",
     "case_trees",
     "check_contract",
     "check_corpus",
+    "claim_and_sweep",
     "connect",
     "decide_outcome",
     "derive_seed",

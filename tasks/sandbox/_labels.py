@@ -1,17 +1,20 @@
-"""Labels on every sandbox container: what ``sweep`` looks for, and who owns the container."""
+"""Labels on every sandbox container and network: what ``sweep`` looks for, and who owns it."""
 
 from __future__ import annotations
 
-import os
-import socket
+from bughunt.ownership import label_token
 
 LABEL = "bughunt"
-"""Label (value ``"1"``) on every sandbox container; :func:`sweep` looks for it."""
+"""Label (value ``"1"``) on every sandbox container and network; :func:`sweep` looks for it."""
 RUN_LABEL = "bughunt.run_id"
 OWNER_LABEL = "bughunt.owner"
-"""``<hostname>:<pid>`` of the process that started the container."""
+"""``<hostname>:<pid>`` of the run that made it (bughunt/ownership.py, :func:`label_token`)."""
 
 
 def owner() -> str:
-    """``<hostname>:<pid>``: lets :func:`sweep` tell a live run's containers from a dead one's."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """The owner label's value: lets :func:`sweep` tell a live run's leftovers from a dead one's.
+
+    The pid is the run's (``BUGHUNT_OWNER``, exported by the run command), so
+    a Dask worker's containers are its run's; outside a run, the process's own.
+    """
+    return label_token()
