@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted (records and reports need a handful)."""
 
-__all__ = ["MAX_DEPTH", "JsonTextError", "loads"]
+__all__ = ["MAX_DEPTH", "DuplicateKeyError", "JsonTextError", "loads"]
 
 
 class JsonTextError(ValueError):
@@ -39,15 +39,19 @@ class JsonTextError(ValueError):
         super().__init__(message + where)
 
 
-class _DuplicateKeyError(ValueError):
-    pass
+class DuplicateKeyError(JsonTextError):
+    """An object gives one key twice: it says two things, so it is refused, not read as the last."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"key {key!r} is given twice in one object")
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKeyError(key)
+            raise DuplicateKeyError(key)
         out[key] = value
     return out
 
@@ -91,8 +95,6 @@ def _decode(text: str, pos: int) -> tuple[Any, int]:
         value, end = _DECODER.raw_decode(text, pos)
     except json.JSONDecodeError as exc:
         raise JsonTextError(exc.msg, exc.lineno, exc.colno) from None
-    except _DuplicateKeyError as exc:
-        raise JsonTextError(f"key {exc.args[0]!r} is given twice in one object") from None
     except RecursionError:
         raise JsonTextError(f"arrays and objects nested deeper than {MAX_DEPTH}") from None
     except JsonTextError:

@@ -132,13 +132,20 @@ class Ledger:
             )
         con = self._connect(read_only=True)
         try:
-            return self._inspect(con, writing=writing)
+            with self._damage_named():
+                return self._inspect(con, writing=writing)
+        finally:
+            con.close()
+
+    @contextmanager
+    def _damage_named(self) -> Iterator[None]:
+        """A DuckDB error that means the file is damaged becomes a LedgerFileError naming it."""
+        try:
+            yield
         except duckdb.Error as exc:
             if is_damage(exc):
                 raise unreadable(self.path, exc) from exc
             raise
-        finally:
-            con.close()
 
     def _check_can_make(self) -> None:
         """Refuse a new ledger path whose folder cannot be made (a file is in the way)."""
@@ -156,14 +163,11 @@ class Ledger:
     ) -> Iterator[duckdb.DuckDBPyConnection]:
         """``con`` once the file is known to be a whole ledger; damage found later is named too."""
         try:
-            self._inspect(con, writing=writing)
-            if writing:
-                migrate(con, str(self.path))
-            yield con
-        except duckdb.Error as exc:
-            if is_damage(exc):
-                raise unreadable(self.path, exc) from exc
-            raise
+            with self._damage_named():
+                self._inspect(con, writing=writing)
+                if writing:
+                    migrate(con, str(self.path))
+                yield con
         finally:
             con.close()
 

@@ -23,6 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bughunt import jsontext
+from bughunt.jsontext import DuplicateKeyError, JsonTextError
 from bughunt.models import Winner
 
 DEFAULT_RATIONALE = "(the judge gave no rationale)"
@@ -72,23 +74,6 @@ def answer_schema() -> dict[str, Any]:
     }
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _loads(text: str) -> Any:
-    return json.loads(text, object_pairs_hook=_no_duplicates)
-
-
 def _describe(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -103,18 +88,18 @@ def parse_answer(text: str) -> ParseResult:
     if not stripped:
         return ParseFailure("the answer is empty")
     try:
-        value = _loads(stripped)
-    except _DuplicateKey as exc:
-        return ParseFailure(f"the answer repeats the key {str(exc)!r}")
-    except (ValueError, RecursionError):
+        value = jsontext.loads(stripped)
+    except DuplicateKeyError as exc:
+        return ParseFailure(f"the answer repeats the key {exc.key!r}")
+    except JsonTextError:
         start, end = stripped.find("{"), stripped.rfind("}")
         if start < 0 or end <= start:
             return ParseFailure("the answer is not JSON and contains no {...} object")
         try:
-            value = _loads(stripped[start : end + 1])
-        except _DuplicateKey as exc:
-            return ParseFailure(f"the answer repeats the key {str(exc)!r}")
-        except (ValueError, RecursionError):
+            value = jsontext.loads(stripped[start : end + 1])
+        except DuplicateKeyError as exc:
+            return ParseFailure(f"the answer repeats the key {exc.key!r}")
+        except JsonTextError:
             return ParseFailure(
                 "the answer is not JSON, and its span from the first '{' to the last '}' "
                 "is not JSON either"

@@ -74,14 +74,20 @@ KINDS: dict[str, tuple[Links, str, str]] = {
 }
 
 
+def _linked(tmp_path: Path, kind: str) -> tuple[Path, str, str]:
+    """A corpus whose target holds a link of ``kind``; the link's name and what is said of it."""
+    links, name, says = KINDS[kind]
+    root = _corpus(tmp_path)
+    links(root / "target", tmp_path / "outside")
+    return root, name, says
+
+
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_a_target_with_a_symlink_rejects_every_case_naming_the_link(
     tmp_path: Path, kind: str
 ) -> None:
     """Every case is rejected naming the link and where it points; the loader's rejection stays."""
-    links, name, says = KINDS[kind]
-    root = _corpus(tmp_path)
-    links(root / "target", tmp_path / "outside")
+    root, name, says = _linked(tmp_path, kind)
     result = classify_corpus(load_corpus(root))
     assert result.cases == [] and result.planned_case_ids == []
     reasons = {r.case_id: r for r in result.rejected}
@@ -101,9 +107,7 @@ def test_classify_and_the_sandbox_refuse_the_same_link_for_the_same_reason(
     tmp_path: Path, kind: str
 ) -> None:
     """One rule: what classify says of a target is what reading it for the sandbox raises."""
-    links, name, _says = KINDS[kind]
-    root = _corpus(tmp_path)
-    links(root / "target", tmp_path / "outside")
+    root, _name, _says = _linked(tmp_path, kind)
     with pytest.raises(InputError) as classify:
         check_target_tree(root / "target")
     with pytest.raises(InputError) as sandbox:
