@@ -107,7 +107,7 @@ def test_classify_and_the_sandbox_refuse_the_same_link_for_the_same_reason(
     tmp_path: Path, kind: str
 ) -> None:
     """One rule: what classify says of a target is what reading it for the sandbox raises."""
-    root, _name, _says = _linked(tmp_path, kind)
+    root, name, _says = _linked(tmp_path, kind)
     with pytest.raises(InputError) as classify:
         check_target_tree(root / "target")
     with pytest.raises(InputError) as sandbox:
