@@ -12,7 +12,7 @@ import pytest
 from bughunt.models import CallStatus, JudgeCalibration, Strategy, Winner
 from judging.calibration import LabelSet, read_labels
 from judging.judges import Judge, JudgeConfig, SimJudge, build_judge
-from ledger import Ledger
+from ledger import Ledger, known_migrations
 from tasks.score import CalibrationRun, CalibrationSettings, calibrate_judge, last_calibration
 from tests.judging.calibration.builders import labelled, oracle, write_labels
 from tests.judging.judges.openai_server import OpenAIServer, answer
@@ -147,8 +147,21 @@ def test_no_calibration_without_a_ledger_or_its_table(tmp_path: Path) -> None:
     """A missing ledger file, or one that predates the table, has no calibration (and is not changed)."""
     assert last_calibration(Ledger(tmp_path / "none.duckdb"), "sim", Strategy.SWAP) is None
     old = tmp_path / "old.duckdb"
-    duckdb.connect(str(old)).close()
+    con = duckdb.connect(str(old))
+    con.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+        "checksum VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT now())"
+    )
+    for m in known_migrations()[:9]:  # the schema before judge_calibrations
+        con.execute(m.sql)
+        con.execute(
+            "INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)",
+            [m.version, m.name, m.checksum],
+        )
+    con.close()
+    before = old.read_bytes()
     assert last_calibration(Ledger(old), "sim", Strategy.SWAP) is None
+    assert old.read_bytes() == before
 
 
 def test_calls_are_answered_from_the_ledger_cache(tmp_path: Path, server: OpenAIServer) -> None:
