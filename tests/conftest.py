@@ -48,6 +48,9 @@ ENGINE_TESTS = (
 )
 """Tests that run the sandbox stage, a run's start, a sweep or a kill -9.
 
+Any test that takes a `bughunt run` past its input checks belongs here: the
+run's start sweeps dead owners' processes machine-wide.
+
 A sweep removes what dead owners left on the engine and the machine, and a
 kill -9 test needs the dead run's leftovers to be there until its own next
 run sweeps them; so under ``pytest -n`` (``make test``) these share one worker
