@@ -188,6 +188,45 @@ class Case(_Model):
     """Content hash (docs/architecture.md#content-hashes); set by hash-corpus."""
 
 
+class AgentEnvironment(_Model):
+    """What an agent needs installed beyond the sandbox base (docs/agents.md#environments).
+
+    Built into an image FROM the sandbox base, tagged by the recipe's content
+    hash; packages are fetched on the host and installed without network.
+    """
+
+    debian: list[str] = Field(default_factory=list, max_length=200)
+    """Debian (bookworm) package names, e.g. ``["git"]``."""
+    requirements: str | None = None
+    """Python requirements file with a ``--hash`` on every requirement (``pip-compile --generate-hashes``), relative to corpus.toml."""
+
+
+class AgentNetwork(_Model):
+    """What an agent may reach: its model through the gateway, and listed host:port pairs through a CONNECT proxy.
+
+    Without this table an agent has no network at all.
+    """
+
+    model: str | None = Field(default=None, max_length=2_000)
+    """Base URL of the OpenAI-compatible upstream (``https://host[:port]/v1``); the agent's ``OPENAI_BASE_URL`` points at the gateway, which forwards only here."""
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Host environment variable holding the model's key; the gateway adds it to each request, the agent never sees it."""
+    upstream_network: str | None = Field(default=None, max_length=200)
+    """Docker network the gateway joins to reach the upstream; the engine's default bridge when unset."""
+    allow: list[str] = Field(default_factory=list, max_length=100)
+    """``host:port`` pairs other traffic may reach through the CONNECT proxy (``HTTPS_PROXY``)."""
+    max_requests: int | None = Field(default=None, gt=0)
+    """Most model requests per run and agent; further calls are refused by the gateway."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Most tokens (in + out, as the upstream reports them) per run and agent."""
+    max_cost: float | None = Field(default=None, gt=0)
+    """Most cost (in the prices' currency) per run and agent."""
+    price_in: float = Field(default=0.0, ge=0)
+    """Price of a million input tokens (for ``max_cost`` and the report's cost)."""
+    price_out: float = Field(default=0.0, ge=0)
+    """Price of a million output tokens."""
+
+
 class AgentVersion(_Model):
     """One version of the agent under test."""
 
@@ -205,10 +244,18 @@ class AgentVersion(_Model):
     """Folder of recorded ``<case_id>.json`` reports (mode ``replay``)."""
     image: str | None = None
     """Sandbox image for this agent; the built bughunt image when unset."""
-    network: bool = False
-    """Grant the agent's container a network (an LLM agent must reach its API)."""
+    environment: AgentEnvironment | None = None
+    """Packages the agent needs (mode ``command``); built into an image of its own."""
+    network: AgentNetwork | None = None
+    """The model and hosts the agent may reach (mode ``command``); no network when unset."""
     env: list[str] = Field(default_factory=list)
-    """Names of environment variables passed through (e.g. an API key); values never stored."""
+    """Names of host environment variables passed into this agent's container only; their values are scrubbed from everything stored or printed."""
+    timeout_s: float | None = Field(default=None, gt=0, le=86_400)
+    """Wall-clock deadline of one agent execution; the run's ``--agent-timeout`` when unset."""
+    memory_mb: int | None = Field(default=None, ge=64, le=65_536)
+    """Memory limit of the agent's container in MiB (no swap)."""
+    cpus: float | None = Field(default=None, gt=0, le=64)
+    """CPUs the agent's container may use."""
 
 
 class BugReport(_Model):

@@ -110,7 +110,7 @@ def run_agent(
         run_id=run_id,
         image=agent.image or image,
         limits=caps,
-        network=agent.network,
+        network=False,  # an agent reaches its model only through its gateway (tasks/sandbox/_gateway.py)
         env=_AGENT_ENV,
         client=client,
     ) as executor:
