@@ -601,6 +601,42 @@ class Reproduction(_Row):
     """How the bug showed when reproduced (fail or hang); None otherwise."""
 
 
+class AgentRun(_Row):
+    """One command-mode agent execution on one case: its time and what its model calls cost.
+
+    The figures are the gateway's (docs/agents.md#network), never the agent's
+    own account; an agent without a network table made no model calls.
+    """
+
+    __table__: ClassVar[str] = "agent_runs"
+    run_id: str
+    """Run it belongs to."""
+    case_id: str
+    """Case id."""
+    case_hash: str | None = None
+    """Content hash of the case."""
+    agent_version: str
+    """Agent version."""
+    seconds: float
+    """Wall-clock seconds the agent ran."""
+    ended: str = Field(max_length=2_000)
+    """``report`` when it handed in a usable report; otherwise why not (timed out, exit, bad report…)."""
+    requests: int = 0
+    """Model requests the gateway forwarded."""
+    refused: int = 0
+    """Requests the gateway refused (not the model's API, budget spent, too large)."""
+    tokens_in: int | None = None
+    """Input tokens the upstream reported, summed; None when no answer reported usage."""
+    tokens_out: int | None = None
+    """Output tokens the upstream reported, summed."""
+    cost: float | None = None
+    """Cost at the agent's configured prices; None when it made no model calls."""
+    model: str | None = None
+    """Model the upstream named in its last answer."""
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it ended."""
+
+
 class ContractStatus(StrEnum):
     """Whether a case keeps the corpus contract."""
 
@@ -706,6 +742,7 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     Reproduction,
     ContractCheck,
     JudgeCalibration,
+    AgentRun,
 )
 """Every model the ledger stores, in table order."""
 

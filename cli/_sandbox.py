@@ -40,10 +40,27 @@ def build(
             show_default=False,
         ),
     ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Then build every agent environment image this corpus needs (missing ones only).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Build the sandbox image if its recipe changed (or with --force); print its tag."""
-    from tasks.sandbox import ensure_image  # imported late: docker is only needed here
+    """Build the sandbox image if its recipe changed (or with --force); print its tag.
 
+    With --corpus, also each agent environment image the corpus declares
+    (docs/sandbox.md#agent-environments), one line per image.
+    """
+    # imported late: docker is only needed here
+    from corpus import load_corpus
+    from tasks.sandbox import corpus_images, ensure_corpus_images, ensure_image
+
+    loaded = load_corpus(corpus) if corpus is not None else None
+    if loaded is not None:
+        corpus_images(loaded)  # bad input in any environment stops before anything is built
     logger = logging.getLogger("bughunt.sandbox")
     handler = _ProgressHandler(level=logging.INFO)
     logger.addHandler(handler)
@@ -51,11 +68,17 @@ def build(
     logger.setLevel(logging.INFO)
     try:
         result = ensure_image(force=force, base_image=base_image)
+        what = f"built in {result.seconds:.1f} s" if result.built else "reused (already present)"
+        console.print(
+            f"{result.tag} {what} (image {result.image_id})", markup=False, soft_wrap=True
+        )
+        envs = ensure_corpus_images(loaded, base=result.tag) if loaded is not None else {}
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
-    what = f"built in {result.seconds:.1f} s" if result.built else "reused (already present)"
-    console.print(f"{result.tag} {what} (image {result.image_id})", markup=False, soft_wrap=True)
+    for agent, env in envs.items():
+        what = f"built in {env.seconds:.1f} s" if env.built else "reused (already present)"
+        console.print(f"{env.tag} {what} for agent {agent}", markup=False, soft_wrap=True)
 
 
 @sandbox_app.command("verify")

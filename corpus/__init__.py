@@ -23,11 +23,13 @@ from corpus._hash_cache import (
 from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
 from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
+from corpus._secrets import RESERVED_PREFIX, agent_secrets
 
 __all__ = [
     "CACHE_FILE",
     "DEFAULT_MAX_PATCH_BYTES",
     "DEFAULT_ORACLE",
+    "RESERVED_PREFIX",
     "TREE_EXCLUDE",
     "Corpus",
     "CorpusConfig",
@@ -36,6 +38,7 @@ __all__ = [
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
+    "agent_secrets",
     "agent_view",
     "cached_hash_case",
     "cached_hash_target",

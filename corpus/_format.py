@@ -61,7 +61,7 @@ class CorpusConfig(_Model):
     """Argument vector that runs the target's own tests (no shell)."""
     oracle: list[str] = Field(default_factory=lambda: list(DEFAULT_ORACLE), min_length=1)
     """Patterns (relative to the target) of the tests that reveal bugs; held out of agents' trees."""
-    test_timeout_s: float | None = Field(default=None, gt=0)
+    test_timeout_s: float | None = Field(default=None, gt=0, le=3_600)
     """Per-test deadline of reproduction tests on this corpus (a run's ``--test-timeout`` wins)."""
     visible_tests: list[str] = Field(default_factory=list)
     """Patterns of oracle files agents may see; a case whose bug one of them reveals is refused."""
@@ -183,8 +183,11 @@ def validation_error(exc: ValidationError, *, file: str) -> InputError:
 # --- corpus.toml -------------------------------------------------------------
 
 
-def _inside(root: Path, raw: Path, *, file: str, field: str, kind: str) -> Path:
-    """Resolve ``raw`` against ``root``; it must exist, be a folder and stay inside ``root``."""
+def _inside(
+    root: Path, raw: Path, *, file: str, field: str, kind: str, folder: bool = True
+) -> Path:
+    """Resolve ``raw`` against ``root``; it must exist, be a folder (a file when not
+    ``folder``) and stay inside ``root``."""
     if raw.is_absolute():
         raise InputError(
             f"must be relative to {CORPUS_FILE}, got {str(raw)!r}", file=file, field=field
@@ -194,8 +197,10 @@ def _inside(root: Path, raw: Path, *, file: str, field: str, kind: str) -> Path:
         raise InputError(
             f"{str(raw)!r} escapes the corpus folder (resolves to {path})", file=file, field=field
         )
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a folder"
+    if not (path.is_dir() if folder else path.is_file()):
+        what = (
+            "does not exist" if not path.exists() else f"is not a {'folder' if folder else 'file'}"
+        )
         raise InputError(f"{kind} {str(raw)!r} {what}", file=file, field=field)
     return path
 
@@ -211,25 +216,48 @@ def _check_env_names(agent: AgentVersion, *, at: str, file: str) -> None:
             )
 
 
-def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, str]:
-    """A mode 'command' agent's checks; its ``path`` made absolute, when it has one."""
+def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, Any]:
+    """A mode 'command' agent's checks; its ``path`` and requirements file made absolute."""
     if not agent.command:
         raise InputError("mode 'command' needs a command", file=file, field=f"{at}.command")
     if agent.reports is not None:
         raise InputError(
             "only mode 'replay' takes recorded reports", file=file, field=f"{at}.reports"
         )
+    update: dict[str, Any] = {}
+    if agent.environment is not None:
+        update.update(_environment_fields(agent, root, at=at, file=file))
     if agent.path is None:
-        return {}
+        return update
     path = _inside(root, Path(agent.path), file=file, field=f"{at}.path", kind="agent path")
-    return {"path": str(path)}
+    return {**update, "path": str(path)}
+
+
+def _environment_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, Any]:
+    """An agent environment's checks: no explicit image beside it, its requirements file inside."""
+    env = agent.environment
+    assert env is not None
+    if agent.image is not None:
+        raise InputError(
+            "give an image or an environment (built FROM the sandbox image), not both",
+            file=file,
+            field=f"{at}.environment",
+        )
+    if env.requirements is None:
+        return {}
+    field = f"{at}.environment.requirements"
+    path = _inside(
+        root, Path(env.requirements), file=file, field=field, kind="requirements file", folder=False
+    )
+    return {"environment": env.model_copy(update={"requirements": str(path)})}
 
 
 def _replay_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, str]:
     """A mode 'replay' agent's checks; its ``reports`` folder made absolute."""
     if agent.reports is None:
         raise InputError("mode 'replay' needs a reports folder", file=file, field=f"{at}.reports")
-    for key in ("command", "path"):
+    # A replay agent never runs: a deadline or limits would be silently ignored.
+    for key in ("command", "path", "timeout_s", "memory_mb", "cpus", "environment"):
         if getattr(agent, key) is not None:
             raise InputError("only mode 'command' takes this field", file=file, field=f"{at}.{key}")
     reports = _inside(

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentVersion, RunInfo, RunKind
-from corpus import CACHE_FILE, TREE_EXCLUDE, Corpus, hash_cache_at, load_corpus
+from corpus import CACHE_FILE, TREE_EXCLUDE, Corpus, agent_secrets, hash_cache_at, load_corpus
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
@@ -155,7 +155,7 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
 
     Raises a :class:`~bughunt.errors.BughuntError` naming the file, line or
     field for a ledger that is not a whole ledger, a report folder that is a file, a bad corpus, an unknown
-    agent or judge, a judge without its key, a bad gate table, or a run id
+    agent or judge, an agent's secret missing from the environment, a judge without its key, a bad gate table, or a run id
     started before with other inputs.
     """
     store = Ledger(params.ledger)
@@ -168,6 +168,8 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     corpus = load_corpus(params.corpus)
     baseline = _agent(corpus, params.baseline, "baseline")
     candidate = _agent(corpus, params.candidate, "candidate")
+    for agent in (baseline, candidate):  # a missing secret stops the run before any container
+        agent_secrets(agent, corpus=corpus)
     judges = _judges(params)
     gate = load_gate_thresholds()
     hash_cache = str(store.path.parent / CACHE_FILE)

@@ -56,9 +56,14 @@ class RunParams(BaseModel):
     judges_config: str | None = None
     """File holding judge definitions (default ./pyproject.toml)."""
     test_timeout_s: float | None = Field(
-        default=None, ge=0.1, json_schema_extra={"option": "--test-timeout"}
+        default=None, ge=0.1, le=3_600, json_schema_extra={"option": "--test-timeout"}
     )
-    """Per-test deadline of reproduction tests (default: the corpus's, else 10 s)."""
+    """Per-test deadline of reproduction tests, in seconds (default: the corpus's, else 10 s)."""
+    agent_timeout_s: float = Field(
+        default=180.0, ge=1, le=86_400, json_schema_extra={"option": "--agent-timeout"}
+    )
+    """Wall-clock deadline of one agent execution, in seconds (an agent's own ``timeout_s``
+    in corpus.toml wins)."""
     judge_deadline_s: float = Field(default=90.0, gt=0)
     """Deadline of one judge call (all attempts)."""
     max_in_flight: int = Field(default=8, ge=1)
@@ -93,6 +98,7 @@ class RunParams(BaseModel):
             test_timeout_s=self.test_timeout_s
             or corpus.config.test_timeout_s
             or DEFAULT_TEST_TIMEOUT_S,
+            agent_timeout_s=self.agent_timeout_s,
             workers=self.workers,
             seed=self.seed or 0,
         )

@@ -21,6 +21,10 @@ A command that outlives the request's timeout is killed with its whole
 process group (so a grandchild holding stdout open cannot stall the night)
 and the attempt is a timeout. A missing or non-executable command is a
 client error: trying again gives the same answer.
+
+The command may hold secrets (its ``env``, the key its ``api_key_env``
+names): its answer and the stderr quoted in an error are scrubbed of them,
+raw and encoded (:class:`bughunt.secrets.Scrubber`), before anything stores them.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 
+from bughunt.secrets import Scrubber
 from judging.judges._protocol import (
     ClientError,
     JudgeRequest,
@@ -60,8 +65,9 @@ def command_input(system: str, user: str, request: JudgeRequest) -> str:
     )
 
 
-def _tail(data: bytes) -> str:
-    text = " ".join(data.decode("utf-8", "replace").split())
+def _tail(data: bytes, scrubber: Scrubber) -> str:
+    # Scrubbed before it is cut, so no piece of a secret is left at the cut.
+    text = " ".join(scrubber.scrub(data.decode("utf-8", "replace")).split())
     return text if len(text) <= _STDERR_TAIL else "..." + text[-_STDERR_TAIL:]
 
 
@@ -77,7 +83,11 @@ class CommandJudge:
         required: bool = False,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
+        secrets: Mapping[str, str] | None = None,
     ) -> None:
+        """``env`` is added to the command's environment; its values and ``secrets``
+        (name → value, e.g. an API key from the environment) are scrubbed from
+        every answer and error text."""
         if not argv:
             raise ValueError("a command judge needs a non-empty argument vector")
         self.name = name
@@ -86,6 +96,7 @@ class CommandJudge:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self._scrubber = Scrubber({**(env or {}), **(secrets or {})})
 
     def __repr__(self) -> str:
         return f"CommandJudge(name={self.name!r}, argv={self.argv!r})"
@@ -115,8 +126,9 @@ class CommandJudge:
             raise JudgeTimeout(f"{self.argv[0]!r} gave no answer within {timeout_s:.1f} s") from exc
         code = proc.returncode
         if code == 0:
-            return out[:_STDOUT_LIMIT].decode("utf-8", "replace")
-        detail = f"{self.argv[0]!r} exited with {code}" + (f": {_tail(err)}" if err.strip() else "")
+            return self._scrubber.scrub(out[:_STDOUT_LIMIT].decode("utf-8", "replace"))
+        tail = f": {_tail(err, self._scrubber)}" if err.strip() else ""
+        detail = f"{self.argv[0]!r} exited with {code}{tail}"
         if code == EX_USAGE:
             raise ClientError(detail)
         if code == EX_DATAERR:

@@ -233,7 +233,8 @@ def build_judge(config: JudgeConfig, environ: Mapping[str, str] | None = None) -
 
     An ``openai`` judge reads its key from ``environ[config.api_key_env]``
     here, once; a missing variable is an :class:`InputError` naming it (the
-    value is never echoed).
+    value is never echoed). A ``command`` judge scrubs that variable's value,
+    when set, from its answers and errors (the command inherits it).
     """
     env = os.environ if environ is None else environ
     if config.backend == "openai":
@@ -256,6 +257,7 @@ def build_judge(config: JudgeConfig, environ: Mapping[str, str] | None = None) -
             model=config.model,
             base_url=config.base_url,
             api_key=api_key,
+            api_key_env=config.api_key_env,
             required=config.required,
             structured=config.structured,
             temperature=config.temperature,
@@ -265,8 +267,14 @@ def build_judge(config: JudgeConfig, environ: Mapping[str, str] | None = None) -
         from judging.judges._command import CommandJudge
 
         assert config.command is not None  # checked by JudgeConfig
+        # The command inherits the environment, its key too: never let it reach a row.
+        key = env.get(config.api_key_env, "") if config.api_key_env else ""
         return CommandJudge(
-            name=config.name, family=config.family, argv=config.command, required=config.required
+            name=config.name,
+            family=config.family,
+            argv=config.command,
+            required=config.required,
+            secrets={config.api_key_env: key} if key else None,
         )
     from judging.bias import SimParams
     from judging.judges._sim import SimJudge

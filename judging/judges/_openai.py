@@ -30,7 +30,8 @@ triggers it; any other 400 is a client error and is not re-sent.
 
 The API key is read once by whoever builds the judge, sent only in the
 ``Authorization`` header, and scrubbed from every error detail and answer
-text this backend hands back, so it cannot reach a log or a ledger row.
+text this backend hands back, raw or encoded (``[secret:<api_key_env>]``,
+:class:`bughunt.secrets.Scrubber`), so it cannot reach a log or a ledger row.
 
 Throughput: a batch sends up to ``max_in_flight`` calls at once from as many
 threads, and the client-side cost of a call is CPU time under the
@@ -54,6 +55,7 @@ from typing import Any, Literal
 
 import openai
 
+from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
 from judging.judges._protocol import (
     ClientError,
@@ -83,6 +85,7 @@ class OpenAIJudge:
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str = "api_key",
         required: bool = False,
         structured: Structured = "auto",
         temperature: float | None = None,
@@ -97,6 +100,8 @@ class OpenAIJudge:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._secret = api_key or ""
+        # Shown as [secret:<api_key_env>], raw or encoded (URL, JSON, hex, base64, any case).
+        self._scrubber = Scrubber({api_key_env or "api_key": self._secret} if api_key else None)
         self._lock = threading.Lock()
         # Clients not in use, most recently used last (its connection is the likeliest alive).
         self._idle: queue.LifoQueue[openai.OpenAI] = queue.LifoQueue()
@@ -177,9 +182,7 @@ class OpenAIJudge:
         return self._scrub(_content_of(response))
 
     def _scrub(self, text: str) -> str:
-        if len(self._secret) >= 4:
-            text = text.replace(self._secret, "[api key redacted]")
-        return text
+        return self._scrubber.scrub(text)
 
     def _detail(self, exc: openai.OpenAIError) -> str:
         status = getattr(exc, "status_code", None)

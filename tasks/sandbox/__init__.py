@@ -1,7 +1,8 @@
 """The sandbox: hardened Docker containers for untrusted code (docs/sandbox.md).
 
 ``ensure_image`` builds the image (from a debootstrapped Debian root when no
-registry is reachable); an ``Executor`` runs each command in a container of
+registry is reachable), ``ensure_environment`` an agent's environment image
+FROM it; an ``Executor`` runs each command in a container of
 its own that nothing ran in before (``run_once`` for a single command);
 ``run_sandbox`` is the stage: every planned case × agent, its report, and its
 reproduction test on both trees and their rewrites, in a seeded shuffled
@@ -14,6 +15,12 @@ from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
 from tasks.sandbox._contract import check_contract, known_checks
 from tasks.sandbox._engine import connect
 from tasks.sandbox._entry import RECORD, SandboxInputs, run
+from tasks.sandbox._environments import (
+    EnvironmentBuild,
+    corpus_images,
+    ensure_corpus_images,
+    ensure_environment,
+)
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
 from tasks.sandbox._executor import Executor, run_once
 from tasks.sandbox._image import ImageBuild, ensure_image
@@ -61,6 +68,7 @@ __all__ = [
     "TEST_FILE",
     "TREE_PATH",
     "CaseTrees",
+    "EnvironmentBuild",
     "ExecResult",
     "Executor",
     "ImageBuild",
@@ -83,8 +91,11 @@ __all__ = [
     "check_corpus",
     "claim_and_sweep",
     "connect",
+    "corpus_images",
     "decide_outcome",
     "derive_seed",
+    "ensure_corpus_images",
+    "ensure_environment",
     "ensure_image",
     "execution_status",
     "image_tag",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -17,7 +18,8 @@ from pydantic import ValidationError
 from bughunt import jsontext
 from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
-from tasks.sandbox._container import Limits
+from bughunt.secrets import Scrubber
+from tasks.sandbox._container import ExecResult, Limits, MiB
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._trees import Files, prefixed, read_tree
 
@@ -85,6 +87,22 @@ _AGENT_ENV = {
 }
 
 
+def agent_limits(agent: AgentVersion, limits: Limits) -> Limits:
+    """The agent's container limits: its own ``memory_mb`` and ``cpus`` where set, else
+    ``limits``'s (the run's); agent output is kept up to :data:`AGENT_OUTPUT_CAP` at each end."""
+    update: dict[str, int] = {"output_cap_bytes": AGENT_OUTPUT_CAP}
+    if agent.memory_mb is not None:
+        update["memory_bytes"] = agent.memory_mb * MiB
+    if agent.cpus is not None:
+        update["nano_cpus"] = round(agent.cpus * 1_000_000_000)
+    return dataclasses.replace(limits, **update)
+
+
+def agent_deadline(agent: AgentVersion, run_timeout_s: float) -> float:
+    """Seconds one execution of the agent may take: its own ``timeout_s``, else the run's."""
+    return agent.timeout_s if agent.timeout_s is not None else run_timeout_s
+
+
 def run_agent(
     agent: AgentVersion,
     *,
@@ -96,41 +114,60 @@ def run_agent(
     timeout_s: float,
     limits: Limits,
     client: object | None = None,
+    secrets: Mapping[str, str] | None = None,
+    scrubber: Scrubber | None = None,
 ) -> tuple[BugReport | str, float]:
     """Run a command-mode agent in a fresh container; its report (or why not) and seconds taken.
 
     The agent starts in ``/work`` holding ``agent/`` (its folder), ``tree/``
     (the buggy tree) and ``case.json``, and writes its report to
     ``$BUGHUNT_REPORT``. A missing, oversized or malformed report is the
-    case's bad input, with the reason.
+    case's bad input, with the reason. ``timeout_s`` and ``limits`` are the
+    run's; the agent's own ``timeout_s``, ``memory_mb`` and ``cpus`` win
+    (:func:`agent_deadline`, :func:`agent_limits`).
+
+    ``secrets`` (this agent's ``env``, ``corpus.agent_secrets``) are set in
+    this container only. Every text field of the report and the reason are
+    scrubbed of them and of whatever ``scrubber`` (the run's) holds.
     """
     assert agent.mode is AgentMode.COMMAND and agent.command
-    caps = dataclasses.replace(limits, output_cap_bytes=AGENT_OUTPUT_CAP)
+    scrub = (scrubber or Scrubber()).including(secrets or {})
+    caps = agent_limits(agent, limits)
+    deadline_s = agent_deadline(agent, timeout_s)
     with Executor(
         run_id=run_id,
         image=agent.image or image,
         limits=caps,
         network=False,  # an agent reaches its model only through its gateway (tasks/sandbox/_gateway.py)
-        env=_AGENT_ENV,
+        env={**(secrets or {}), **_AGENT_ENV},
         client=client,
     ) as executor:
         result = executor.run(
             agent.command,
             workspace=agent_workspace(agent, buggy, case),
-            timeout_s=timeout_s,
+            timeout_s=deadline_s,
             collect=REPORT_PATH,
         )
+    got = _read_back(result, agent=agent, case_id=case_id, deadline_s=deadline_s, scrub=scrub)
+    return scrub.scrub(got) if isinstance(got, str) else scrub.scrub_model(got), result.duration_s
+
+
+def _read_back(
+    result: ExecResult, *, agent: AgentVersion, case_id: str, deadline_s: float, scrub: Scrubber
+) -> BugReport | str:
+    """The agent's report from its execution, or why there is none."""
     source = f"agent {agent.name} on {case_id}"
     if result.timed_out:
-        return f"{source}: timed out after {timeout_s:.0f} s", result.duration_s
+        return f"{source}: timed out after {deadline_s:g} s"
     if result.oom_killed:
-        return f"{source}: killed for exceeding the memory limit", result.duration_s
+        return f"{source}: killed for exceeding the memory limit"
     if result.exit_code != 0:
-        last = result.output.strip().splitlines()[-1:] or ["no output"]
+        # Scrubbed before it is cut, so no piece of a secret is left at the cut.
+        last = scrub.scrub(result.output).strip().splitlines()[-1:] or ["no output"]
         why = result.error or f"exit {result.exit_code}"
-        return f"{source}: {why} ({last[0][:200]})", result.duration_s
+        return f"{source}: {why} ({last[0][:200]})"
     if result.collected is None:
-        return f"{source}: wrote no report to {REPORT_PATH}", result.duration_s
+        return f"{source}: wrote no report to {REPORT_PATH}"
     if len(result.collected) > AGENT_OUTPUT_CAP:
-        return f"{source}: report over {AGENT_OUTPUT_CAP} bytes", result.duration_s
-    return parse_report(result.collected, source=source, agent=agent), result.duration_s
+        return f"{source}: report over {AGENT_OUTPUT_CAP} bytes"
+    return parse_report(result.collected, source=source, agent=agent)

@@ -136,8 +136,13 @@ def container_config(
     network: bool,
     env: Mapping[str, str] | None,
     mode: str,
+    volumes: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments of ``containers.create`` for a hardened sandbox container."""
+    """Keyword arguments of ``containers.create`` for a hardened sandbox container.
+
+    ``volumes`` (bind mounts) is only for an agent's gateway folder
+    (``_gateway``): workspaces never travel that way.
+    """
     environment = {key: value for key, value in RECIPE.env}
     for key, value in (env or {}).items():
         if not isinstance(key, str) or not key or "=" in key or not isinstance(value, str):
@@ -178,6 +183,8 @@ def container_config(
     }
     if not network:
         config["network_mode"] = "none"
+    if volumes:
+        config["volumes"] = {host: dict(spec) for host, spec in volumes.items()}
     return config
 
 

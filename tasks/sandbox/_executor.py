@@ -94,6 +94,7 @@ _START_WAIT = wait_exponential(multiplier=0.5, max=4) + wait_random(0, 0.5)
 _ENTRY = (
     f'limit=$1; shift; tar -x -C {TREE_PATH} || {{ echo "{UNPACK_MARKER}" >&2; exit {UNPACK_FAILED}; }}; '
     f"touch -d @{NORMAL_MTIME} {TREE_PATH}; "
+    "{prelude}"
     f'cd {TREE_PATH} && exec timeout -s KILL "$limit" "$@"'
 )
 
@@ -156,20 +157,28 @@ class Executor:
         network: bool = False,
         env: Mapping[str, str] | None = None,
         client: Any | None = None,
+        main: Sequence[str] | None = None,
+        volumes: Mapping[str, Mapping[str, str]] | None = None,
+        prelude: str = "",
     ) -> None:
+        """``main``, ``volumes`` and ``prelude`` are an agent's way to its gateway (``_gateway``):
+        the container's main process (else ``sleep infinity``), its bind mounts, and shell run
+        before each command (trusted text, never from a corpus)."""
         self.run_id = run_id
         self.limits = limits or Limits()
         self.image = image or image_tag()
         self._client = client if client is not None else connect()
         self._config = container_config(
             image=self.image,
-            command=["sleep", "infinity"],
+            command=list(main) if main else ["sleep", "infinity"],
             run_id=run_id,
             limits=self.limits,
             network=network,
             env=env,
             mode="execution",
+            volumes=volumes,
         )
+        self._entry = _ENTRY.replace("{prelude}", prelude)
         self.containers_started = 0
         """Containers started so far (one per execution)."""
         self._count_lock = threading.Lock()
@@ -263,7 +272,7 @@ class Executor:
             if isinstance(workspace, bytes)
             else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
         )
-        entry = ["sh", "-c", _ENTRY, "sh", f"{deadline_s:g}", *argv]
+        entry = ["sh", "-c", self._entry, "sh", f"{deadline_s:g}", *argv]
         container, exec_id, sock = self._launch(entry)
         try:
             return self._exec(container, exec_id, sock, payload, deadline_s, collect)

@@ -32,11 +32,13 @@ from bughunt.models import (
     ReproOutcome,
     Symptom,
 )
-from corpus import Corpus, LoadedCase, agent_view
+from bughunt.secrets import Scrubber
+from corpus import Corpus, LoadedCase, agent_secrets, agent_view
 from tasks.sandbox._agents import parse_report, recorded_report, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
+from tasks.sandbox._environments import announce, ensure_corpus_images
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._image import ensure_image
@@ -65,7 +67,7 @@ class SandboxSettings(BaseModel):
     """Per-test deadline inside an execution (pytest-timeout); hitting it on every buggy
     execution while the clean tree passes well under it reproduces a bug as a hang."""
     agent_timeout_s: float = 180.0
-    """Wall-clock deadline of one agent run."""
+    """Wall-clock deadline of one agent run (an agent's own ``timeout_s`` wins)."""
     workers: int | None = None
     """Pairs run at once (default: the CPU count)."""
     image: str | None = None
@@ -210,6 +212,12 @@ class _Env:
     limits: Limits
     client: object
     executor: Executor
+    secrets: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
+    """Each command agent's secrets (its ``env``), by agent name: for its own container only."""
+    scrubber: Scrubber = dataclasses.field(default_factory=Scrubber)
+    """The run's scrubber: every command agent's secrets."""
+    agent_images: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Each command agent's environment image (docs/sandbox.md#agent-environments), by name."""
 
 
 def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
@@ -229,10 +237,12 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
         buggy=job.view,
         case=case_info,
         run_id=env.run_id,
-        image=env.image,
+        image=env.agent_images.get(job.agent.name, env.image),
         timeout_s=env.settings.agent_timeout_s,
         limits=env.limits,
         client=env.client,
+        secrets=env.secrets.get(job.agent.name, {}),
+        scrubber=env.scrubber,
     )
 
 
@@ -396,16 +406,22 @@ def _run_jobs(
     image: str,
     image_id: str,
     progress: Callable[[int, int], None] | None = None,
+    secrets: Mapping[str, Mapping[str, str]] | None = None,
+    agent_images: Mapping[str, str] | None = None,
 ) -> list[PairResult]:
+    """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name)."""
     workers = settings.workers or os.cpu_count() or 1
     limits = Limits()
     done = 0
+    secrets = secrets or {}
+    scrubber = Scrubber([pair for values in secrets.values() for pair in values.items()])
     with Executor(run_id=run_id, image=image, limits=limits, client=client) as executor:
-        env = _Env(run_id, settings, image, image_id, limits, client, executor)
+        env = _Env(run_id, settings, image, image_id, limits, client, executor, secrets, scrubber)
+        env = dataclasses.replace(env, agent_images=agent_images or {})
 
         def one(job: _Job) -> PairResult:
             nonlocal done
-            result = _run_pair(job, env)
+            result = scrubber.scrub_model(_run_pair(job, env))
             done += 1
             if progress is not None:
                 progress(done, len(jobs))
@@ -431,8 +447,17 @@ def run_sandbox(
     hash, are reused); a case that breaks it, or whose patch does not apply,
     is an error for each agent with the reason, and nothing of it runs. A
     missing Docker engine raises :class:`SandboxUnavailable` (never a fallback).
+
+    A command agent's secrets (its ``env``) are read first: a missing one
+    raises :class:`~bughunt.errors.InputError` before anything runs. They
+    reach that agent's container only, and every pair is scrubbed of all of
+    them (docs/sandbox.md#secrets).
     """
+    secrets = {a.name: agent_secrets(a, corpus=corpus) for a in agents}
     client, image, image_id, swept = _stage_env(run_id, settings)
+    # Built before any container starts: a bad environment stops the stage here.
+    built = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
+    agent_images = {name: build.tag for name, build in built.items()}
     checks, broken = _contract(
         corpus, case_ids, case_hashes, settings, client, image, run_id, known_checks or {}
     )
@@ -451,6 +476,8 @@ def run_sandbox(
         image=image,
         image_id=image_id,
         progress=progress,
+        secrets=secrets,
+        agent_images=agent_images,
     )
     pairs = sorted([*results, *failed], key=lambda p: (p.case_id, p.agent_version))
     return SandboxResult(

@@ -166,6 +166,14 @@ BAD: dict[str, dict[str, Make]] = {
     "out": {
         "a file": _write("out-file", b"x"),
     },
+    "seconds": {
+        "zero": lambda tmp: "0",
+        "negative": lambda tmp: "-1",
+        "not a number": lambda tmp: "ten",
+        "NaN": lambda tmp: "nan",
+        "infinite": lambda tmp: "inf",
+        "past the bound": lambda tmp: "1e9",
+    },
 }
 """Bad values by the kind of input they stand for."""
 
@@ -180,6 +188,8 @@ KIND_OF = {
     "files": "records",
     "run_id": "run_id",
     "out": "out",
+    "agent_timeout_s": "seconds",
+    "test_timeout_s": "seconds",
 }
 """Parameter name → kind of input."""
 

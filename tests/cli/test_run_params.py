@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 import yaml
 from pydantic import Field
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 from cli import app
 from cli._params import option_name, with_model_options
 from cli.docs import render
-from flows import RunParams
+from flows import RunParams, prepare
 from tests.conftest import ROOT
 
 
@@ -115,3 +116,30 @@ def test_run_pr_refuses_a_file_that_is_no_diff(tmp_path: Path) -> None:
             f"in {len(data)} bytes"
         ]
     assert not ledger.exists()
+
+
+@pytest.mark.parametrize("kind", ["nightly", "pr"])
+def test_the_deadline_options_reach_the_sandbox_settings(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--agent-timeout` and `--test-timeout` on either run command become the sandbox stage's
+    deadlines (stopped after the input checks, before any run starts)."""
+    import cli._run
+    from flows._inputs import Prepared
+
+    seen: list[Prepared] = []
+
+    def checked_then_stop(*args: Any) -> None:
+        seen.append(prepare(*args))
+        raise typer.Exit(0)
+
+    monkeypatch.setattr(cli._run, "prepare", checked_then_stop)
+    diff = tmp_path / "pr.diff"
+    diff.write_text("--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-a\n+b\n")
+    args = ["--agent-timeout", "42", "--test-timeout", "7.5", "--ledger", str(tmp_path / "l.db")]
+    args += ["--diff", str(diff)] if kind == "pr" else []
+    result = CliRunner().invoke(app, ["run", kind, *args])
+    assert result.exit_code == 0, result.output
+    (ready,) = seen
+    settings = ready.params.sandbox_settings(ready.corpus)
+    assert (settings.agent_timeout_s, settings.test_timeout_s) == (42.0, 7.5)

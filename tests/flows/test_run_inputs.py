@@ -38,6 +38,8 @@ CHANGES: dict[str, tuple[dict[str, Any], Callable[[Path], None] | None, str]] = 
         "candidate: None → baseline-recorded",
     ),
     "another seed": ({"seed": 7}, None, "seed:"),
+    "another agent deadline": ({"agent_timeout_s": 60}, None, "agent_timeout_s: 180.0 → 60.0"),
+    "another test deadline": ({"test_timeout_s": 5}, None, "test_timeout_s: None → 5.0"),
     "an edited report": ({}, _report_edited, "corpus_content:"),
     "an edited case": ({}, _case_edited, "corpus_content:"),
 }

@@ -7,9 +7,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bughunt.models import CallStatus, JudgeCall, Order, Winner
-from judging.judges import CommandJudge, call_judge
+from judging.judges import CommandJudge, JudgeConfig, build_judge, call_judge
 from tests.judging.judges.helpers import assert_no_failure_carries_a_winner, request
+from tests.leaks import assert_no_leak
 
 
 def script(tmp_path: Path, body: str) -> list[str]:
@@ -93,3 +96,55 @@ def test_unparseable_output_is_retried(tmp_path: Path) -> None:
     """Printed prose without JSON is a parse failure, retried like any model's."""
     call = run(script(tmp_path, "print('the first one')\n"))
     assert (call.status, call.attempts) == (CallStatus.FAILED_CLOSED, 3)
+
+
+SECRET = "judge-Token/0123+abc=XYZ"
+# Prints the variable's value (named by argv[1]) raw and encoded, on stderr or in its answer.
+LEAKY = (
+    "import base64, urllib.parse\n"
+    "value = os.environ[sys.argv[1]]\n"
+    "forms = [value, value.upper(), urllib.parse.quote(value, safe=''), json.dumps(value),\n"
+    "         value.encode().hex(), base64.b64encode(b'k:' + value.encode()).decode()]\n"
+    "if sys.argv[2] == 'stderr':\n"
+    "    sys.stderr.write(' '.join(forms))\n"
+    "    sys.exit(1)\n"
+    "print(json.dumps({'winner': 'first', 'rationale': ' '.join(forms)}))\n"
+)
+
+
+def test_a_secret_on_stderr_never_reaches_the_row(tmp_path: Path) -> None:
+    """The command's env values, raw or encoded on stderr, are scrubbed from the failure."""
+    argv = [*script(tmp_path, LEAKY), "JUDGE_TOKEN", "stderr"]
+    call = run(argv, env={"JUDGE_TOKEN": SECRET})
+    assert call.status is CallStatus.FAILED_CLOSED
+    assert call.failure_reason is not None and "[secret:JUDGE_TOKEN]" in call.failure_reason
+    assert_no_leak(SECRET, call, "the call's row")
+
+
+def test_a_secret_in_the_answer_never_reaches_the_row(tmp_path: Path) -> None:
+    """An answer quoting the secret (raw and encoded) is judged with the marker in its place."""
+    argv = [*script(tmp_path, LEAKY), "JUDGE_TOKEN", "answer"]
+    call = run(argv, env={"JUDGE_TOKEN": SECRET})
+    assert (call.status, call.winner) == (CallStatus.JUDGED, Winner.FIRST)
+    assert "[secret:JUDGE_TOKEN]" in (call.rationale or "")
+    assert_no_leak(SECRET, call, "the call's row")
+
+
+def test_a_configured_command_judge_scrubs_its_api_key_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built from configuration, the command inherits the environment: the value of the variable
+    its api_key_env names is scrubbed from what it prints."""
+    monkeypatch.setenv("HUNT_TEST_JUDGE_KEY", SECRET)
+    config = JudgeConfig(
+        name="cmd",
+        backend="command",
+        family="local",
+        command=[*script(tmp_path, LEAKY), "HUNT_TEST_JUDGE_KEY", "stderr"],
+        api_key_env="HUNT_TEST_JUDGE_KEY",
+    )
+    call = call_judge(
+        build_judge(config), request(), run_id="r", deadline_s=10, sleep=lambda _s: None
+    )
+    assert call.failure_reason is not None and "[secret:HUNT_TEST_JUDGE_KEY]" in call.failure_reason
+    assert_no_leak(SECRET, call, "the call's row")

@@ -6,9 +6,11 @@ status and how many requests the server actually received.
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import time
+from urllib.parse import quote
 
 import pytest
 
@@ -26,6 +28,7 @@ from tests.judging.judges.openai_server import (
     error,
     ok,
 )
+from tests.leaks import assert_no_leak
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -37,6 +40,7 @@ def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
         "model": "m",
         "base_url": server.base_url,
         "api_key": KEY,
+        "api_key_env": "EXAMPLE_API_KEY",
     }
     return OpenAIJudge(**{**args, **kw})  # type: ignore[arg-type]
 
@@ -44,7 +48,7 @@ def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
 def call(server: OpenAIServer, deadline_s: float = 20.0, **kw: object) -> JudgeCall:
     result = call_judge(judge_for(server, **kw), request(), run_id="r1", deadline_s=deadline_s)
     assert_no_failure_carries_a_winner([result])
-    assert KEY not in result.model_dump_json()
+    assert_no_leak(KEY, result, "the call's row")
     return result
 
 
@@ -226,12 +230,34 @@ def test_structured_on_never_falls_back(server: OpenAIServer) -> None:
 
 
 def test_the_api_key_never_reaches_the_row(server: OpenAIServer) -> None:
-    """A server echoing the key in an error message: the row says it was redacted."""
+    """A server echoing the key in an error message: the row names the key's variable instead."""
     server.script(error(401, f"invalid key {KEY}", code="invalid_api_key"))
-    c = call(server)  # asserts KEY is nowhere in the row
+    c = call(server)  # asserts no form of KEY is anywhere in the row
     assert (c.status, server.count) == (CallStatus.FAILED_CLOSED, 1)
-    assert c.failure_reason is not None and "[api key redacted]" in c.failure_reason
-    assert KEY not in repr(judge_for(server))
+    assert c.failure_reason is not None and "[secret:EXAMPLE_API_KEY]" in c.failure_reason
+    assert_no_leak(KEY, repr(judge_for(server)))
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        KEY.upper(),
+        quote(KEY, safe=""),
+        json.dumps(KEY),
+        KEY.encode().hex(),
+        base64.b64encode(b"Bearer " + KEY.encode()).decode(),
+        base64.urlsafe_b64encode(b"k:" + KEY.encode()).decode(),
+    ],
+)
+def test_an_encoded_key_never_reaches_the_row(server: OpenAIServer, echo: str) -> None:
+    """A server echoing the key encoded (case, URL, JSON, hex, base64 at any alignment), in an
+    error or in the answer: no form of it reaches the row."""
+    server.script(error(400, f"bad auth {echo}", code="invalid_request"))
+    c = call(server)
+    assert c.failure_reason is not None and "[secret:EXAMPLE_API_KEY]" in c.failure_reason
+    server.script(answer("second", f"the key was {echo}"))
+    c = call(server)
+    assert c.status is CallStatus.JUDGED and "[secret:EXAMPLE_API_KEY]" in (c.rationale or "")
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])

@@ -1,0 +1,70 @@
+"""The host values of the secrets an agent declares (``env = ["NAME", ...]`` in ``corpus.toml``).
+
+A command agent's ``env`` names host environment variables passed into its
+own container and nowhere else (docs/sandbox.md#secrets). They are read when
+a run is prepared, so a missing one stops the run before Prefect or any
+container starts, and again by the sandbox stage, which hands them to the
+agent's container and scrubs their values from everything it keeps.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from bughunt.errors import InputError
+from bughunt.models import AgentMode, AgentVersion
+from corpus._format import CORPUS_FILE, Corpus
+
+RESERVED_PREFIX = "BUGHUNT_"
+"""Names the sandbox sets itself (``BUGHUNT_TREE``, ``BUGHUNT_REPORT``, ...); an agent may not ask for them."""
+
+
+def _where(agent: AgentVersion, corpus: Corpus | None) -> tuple[str, str | None]:
+    """The field (``agents[i].env``) and file naming ``agent`` in its corpus."""
+    if corpus is None:
+        return "env", None
+    for i, known in enumerate(corpus.config.agents):
+        if known.name == agent.name:
+            return f"agents[{i}].env", str(corpus.config_file)
+    return "env", str(corpus.config_file)
+
+
+def agent_secrets(
+    agent: AgentVersion,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    corpus: Corpus | None = None,
+) -> dict[str, str]:
+    """The host values of a command agent's ``env`` names, by name; ``{}`` for a replay agent.
+
+    A name that is not set in ``environ`` (or set to nothing) raises
+    :class:`InputError` naming the agent and the variable, with
+    ``field="agents[i].env"`` and the ``corpus.toml`` file when ``corpus`` is
+    given; so does a name starting with ``BUGHUNT_`` (the sandbox's own).
+    No error ever holds a value. A replay agent runs nothing, so its ``env``
+    is not read.
+    """
+    if agent.mode is not AgentMode.COMMAND:
+        return {}
+    field, file = _where(agent, corpus)
+    secrets: dict[str, str] = {}
+    for name in agent.env:
+        if name.upper().startswith(RESERVED_PREFIX):
+            raise InputError(
+                f"agent {agent.name!r} asks for {name}: {RESERVED_PREFIX}* variables are "
+                "the sandbox's own, never passed from the host",
+                file=file,
+                field=field,
+            )
+        value = environ.get(name)
+        if not value:
+            raise InputError(
+                f"agent {agent.name!r} needs the host environment variable {name}, "
+                f"which is {'empty' if value == '' else 'not set'} (set it, or drop it "
+                f"from the agent's env in {CORPUS_FILE})",
+                file=file,
+                field=field,
+            )
+        secrets[name] = value
+    return secrets

@@ -1,0 +1,334 @@
+"""An agent's only way out: its model gateway (docs/agents.md#network).
+
+An agent with a ``[agents.network]`` table gets, for the run, a gateway
+container of its own: trusted code (``gateway/gateway.py``) on the network
+its upstream is on, holding the model's key. The agent's containers get no
+network interface at all (``network_mode: none``): each execution's
+container has one folder of the gateway's mounted read-only at ``/gw``,
+holding a Unix socket to the gateway that serves that execution alone, and
+its main process (``gateway/forward.py``) turns loopback ports into that
+socket, so ``OPENAI_BASE_URL=http://127.0.0.1:8080/v1`` works for any client.
+
+Why a Unix socket rather than an internal Docker network holding the agent
+and its gateway: on Docker engines before 23.0.11 / 25.0.4 / 26.0 a
+container on an internal network can still resolve (and so send data out
+through) names via the engine's DNS when the host's resolver is on
+localhost (CVE-2024-29018). With no interface there is no name lookup and no
+packet to send, on every engine; the socket is the one door, and the
+gateway decides what goes through it. One design on every engine is also
+one design to test. It needs the engine on this host (the folder is a bind
+mount): a remote engine is refused with a clear error.
+
+Per execution, the host opens a listener through the gateway's control
+socket and, when the execution ends, closes it and takes its request log
+(method, path, status, bytes, seconds, model, tokens in and out, cost,
+refusal). The budget is the gateway's, shared by all the run's executions of
+the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from docker.errors import APIError
+from docker.types import LogConfig
+
+from bughunt.errors import InputError
+from bughunt.models import AgentNetwork, AgentVersion
+from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
+from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
+from tasks.sandbox._recipe import image_tag
+
+log = logging.getLogger("bughunt.sandbox")
+
+MOUNT = "/gw"
+"""Where the gateway's folder (gateway) or the execution's folder (agent) is mounted."""
+MODEL_PORT = 8080
+"""Loopback port of the agent's container that leads to its gateway."""
+KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
+"""The gateway container's variable holding the model's key (never set for an agent)."""
+PLACEHOLDER_KEY = "bughunt-gateway-adds-the-key"  # noqa: S105 - not a secret: a placeholder
+"""``OPENAI_API_KEY`` inside the agent's container: clients insist on one; the gateway replaces it."""
+_READY_S = 20.0
+_CONTROL_TIMEOUT_S = 30.0
+_FORWARD_READY = "/tmp/.bughunt-gateway-ready"  # noqa: S108 - the container's own tmpfs
+# Waited for before the agent's command starts: the forwarder listens (up to 10 s).
+PRELUDE = (
+    f"i=0; while [ ! -e {_FORWARD_READY} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+)
+
+
+class GatewayError(SandboxEngineError):
+    """The gateway could not be started or answered its control channel wrongly."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAccess:
+    """What one agent execution's container gets: a mount, its environment, its main process."""
+
+    folder: Path
+    """The execution's folder of the gateway (host side), mounted read-only at ``/gw``."""
+    env: dict[str, str]
+    """``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (a placeholder) and ``BUGHUNT_MODEL_URL``."""
+    log: list[dict[str, Any]] = field(default_factory=list)
+    """The execution's request log; filled when the execution's block ends."""
+
+    def volumes(self) -> dict[str, dict[str, str]]:
+        """The bind mount, read-only: the agent can connect to the socket, not change it."""
+        return {str(self.folder): {"bind": MOUNT, "mode": "ro"}}
+
+    @staticmethod
+    def main_command() -> list[str]:
+        """The container's main process: the loopback forwarder."""
+        return ["python3", f"{MOUNT}/forward.py", f"{MODEL_PORT}={MOUNT}/model.sock"]
+
+
+def check_network(agent: AgentVersion, *, at: str) -> None:
+    """Refuse a network table that cannot work, naming the field (``agents[i].network.…``).
+
+    The model URL must be ``http(s)://host[:port][/path]`` without user info,
+    query or fragment; every ``allow`` entry ``host:port``.
+    """
+    net = agent.network
+    if net is None:
+        return
+    if net.model is None:
+        raise InputError(
+            f"agent {agent.name}: a network table needs model = the upstream's base URL",
+            field=f"{at}.network.model",
+        )
+    _check_url(net.model, agent=agent.name, field=f"{at}.network.model")
+    for j, entry in enumerate(net.allow):
+        _check_host_port(entry, agent=agent.name, field=f"{at}.network.allow[{j}]")
+    if net.allow:
+        raise InputError(
+            f"agent {agent.name}: network.allow (the CONNECT proxy) is not available yet; "
+            "only the model is reachable",
+            field=f"{at}.network.allow",
+        )
+
+
+def _check_url(url: str, *, agent: str, field: str) -> None:
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InputError(f"agent {agent}: {url!r} is not a URL ({exc})", field=field) from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(f"agent {agent}: {url!r} is not an http(s) URL with a host", field=field)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise InputError(
+            f"agent {agent}: {url!r} must not carry a user, query or fragment "
+            "(the key goes in api_key_env)",
+            field=field,
+        )
+    if port == 0 or any(ch.isspace() for ch in url):
+        raise InputError(f"agent {agent}: {url!r} is not a usable URL", field=field)
+
+
+def _check_host_port(entry: str, *, agent: str, field: str) -> None:
+    host, sep, port = entry.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+        raise InputError(f"agent {agent}: {entry!r} is not host:port", field=field)
+
+
+def gateway_key(agent: AgentVersion, *, at: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The model's key from the host variable ``network.api_key_env``; None when none is named.
+
+    A named variable that is unset or empty raises :class:`InputError`
+    naming the agent and field (never a value).
+    """
+    net = agent.network
+    if net is None or net.api_key_env is None:
+        return None
+    value = (os.environ if environ is None else environ).get(net.api_key_env)
+    if not value:
+        raise InputError(
+            f"agent {agent.name}: the model's key variable {net.api_key_env} is not set",
+            field=f"{at}.network.api_key_env",
+        )
+    return value
+
+
+def _check_local_engine(client: Any) -> None:
+    base = str(getattr(client.api, "base_url", ""))
+    if not base.startswith("http+docker://localhost") and not base.startswith("http+docker://localunixsocket"):
+        raise SandboxRequestError(
+            f"an agent with a network needs the Docker engine on this host (its gateway's "
+            f"sockets are a bind mount); the engine is at {base}"
+        )
+
+
+def _script(name: str) -> bytes:
+    return resources.files("tasks.sandbox.gateway").joinpath(name).read_bytes()
+
+
+def _secrets_module() -> bytes:
+    return resources.files("bughunt").joinpath("secrets.py").read_bytes()
+
+
+class Gateway:
+    """One agent's gateway for one run: start it, open an execution per agent container, close it.
+
+    Use as a context manager. Thread-safe: executions may open and close concurrently.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        agent: AgentVersion,
+        network: AgentNetwork,
+        key: str | None,
+        client: Any,
+        image: str | None = None,
+    ) -> None:
+        assert network.model is not None
+        self.run_id = run_id
+        self.agent = agent
+        self.network = network
+        self._key = key
+        self._client = client
+        self._image = image or image_tag()
+        self.folder = Path(tempfile.mkdtemp(prefix="bughunt-gw-"))
+        self._container: Any = None
+        self._base_path = urlsplit(network.model).path.rstrip("/")
+
+    # --- life cycle -----------------------------------------------------------
+
+    def __enter__(self) -> Gateway:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Write the gateway's folder, start its container, wait for its control socket."""
+        _check_local_engine(self._client)
+        self.folder.chmod(0o755)
+        (self.folder / "gateway.py").write_bytes(_script("gateway.py"))
+        (self.folder / "bughunt_secrets.py").write_bytes(_secrets_module())
+        config = self.network.model_dump(mode="json", exclude={"upstream_network"})
+        (self.folder / "config.json").write_text(json.dumps(config))
+        for sub in ("c", "x"):
+            (self.folder / sub).mkdir()
+        (self.folder / "c").chmod(0o777)  # the gateway's user makes its control socket here
+        env = {KEY_VARIABLE: self._key} if self._key else {}
+        cfg = container_config(
+            image=self._image,
+            command=["python3", f"{MOUNT}/gateway.py", f"{MOUNT}/config.json", f"{MOUNT}/c/control.sock"],
+            run_id=self.run_id,
+            limits=Limits(memory_bytes=256 * MiB, pids=128),
+            network=True,
+            env=env,
+            mode="gateway",
+        )
+        cfg["volumes"] = {str(self.folder): {"bind": MOUNT, "mode": "rw"}}
+        cfg["log_config"] = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"})
+        cfg["labels"]["bughunt.agent"] = self.agent.name
+        if self.network.upstream_network:
+            cfg["network"] = self.network.upstream_network
+        self._container = create_container(self._client, cfg)
+        try:
+            self._container.start()
+        except (APIError, requests.RequestException) as exc:
+            self.close()
+            raise GatewayError(f"agent {self.agent.name}: the gateway did not start: {exc}") from exc
+        self._wait_ready()
+        log.info("gateway of agent %s up (%s)", self.agent.name, self._container.short_id)
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + _READY_S
+        while time.monotonic() < deadline:
+            try:
+                if self._control({"op": "stats"}, timeout_s=2.0).get("ok"):
+                    return
+            except OSError:
+                pass
+            self._container.reload()
+            if self._container.status not in ("created", "running"):
+                break
+            time.sleep(0.05)
+        said = self._logs()
+        self.close()
+        raise GatewayError(f"agent {self.agent.name}: the gateway did not come up: {said}")
+
+    def _logs(self) -> str:
+        try:
+            return self._container.logs(tail=20).decode("utf-8", "replace").strip()[-2000:]
+        except (APIError, requests.RequestException) as exc:
+            return f"(its output could not be read: {exc})"
+
+    def close(self) -> None:
+        """Remove the gateway's container and folder; safe to call twice."""
+        if self._container is not None:
+            remove_quietly(self._container)
+            self._container = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # --- control channel ----------------------------------------------------
+
+    def _control(self, request: dict[str, Any], *, timeout_s: float = _CONTROL_TIMEOUT_S) -> dict[str, Any]:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout_s)
+            sock.connect(str(self.folder / "c" / "control.sock"))
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+        answer: dict[str, Any] = json.loads(data or b"{}")
+        return answer
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            answer = self._control(request)
+        except (OSError, ValueError) as exc:
+            raise GatewayError(f"agent {self.agent.name}: the gateway did not answer: {exc}") from exc
+        if not answer.get("ok"):
+            raise GatewayError(f"agent {self.agent.name}: the gateway refused: {answer.get('error')}")
+        return answer
+
+    def stats(self) -> dict[str, Any]:
+        """The run's spending so far: requests, tokens, cost."""
+        return self._ask({"op": "stats"})
+
+    @contextmanager
+    def execution(self) -> Iterator[AgentAccess]:
+        """A listener for one agent execution; its request log is in ``access.log`` afterwards."""
+        name = uuid.uuid4().hex[:16]
+        folder = self.folder / "x" / name
+        folder.mkdir(mode=0o777)
+        folder.chmod(0o777)  # the gateway's user makes the socket here (mkdir obeys the umask)
+        (folder / "forward.py").write_bytes(_script("forward.py"))
+        self._ask({"op": "open", "execution": name, "folder": f"{MOUNT}/x/{name}"})
+        url = f"http://127.0.0.1:{MODEL_PORT}{self._base_path}"
+        access = AgentAccess(
+            folder=folder,
+            env={"OPENAI_BASE_URL": url, "BUGHUNT_MODEL_URL": url, "OPENAI_API_KEY": PLACEHOLDER_KEY},
+        )
+        try:
+            yield access
+        finally:
+            try:
+                access.log.extend(self._ask({"op": "close", "execution": name}).get("log") or [])
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,410 @@
+"""The model gateway: runs in its own container, the only way an agent reaches its model.
+
+It is started once per (run, agent) by ``tasks/sandbox/_gateway.py`` with
+``/gw`` (a folder of the host) mounted, and serves:
+
+- ``/gw/control.sock``: the host's control channel, one JSON request and one
+  JSON answer per connection (``open`` an execution, ``close`` it and take
+  its request log, ``stats``).
+- ``/gw/x/<execution>/model.sock``: one listener per agent execution, the
+  only socket that execution's container can see (its folder alone is
+  mounted there). It speaks HTTP: a reverse proxy to the one configured
+  upstream, which adds the API key itself (the agent never has it), refuses
+  anything that is not a request for the upstream's API path, logs every
+  request with the usage the upstream reports, and refuses further calls
+  once the run's budget (requests, tokens, cost) is spent.
+
+Why hand-written on the standard library: it runs inside the sandbox base
+image, which holds Debian's Python and nothing else, and it must not depend
+on anything the agent's environment installs. It is small on purpose: no
+routing, no client-chosen upstream, no forward-proxy mode.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+try:  # on the host (tests) the package; in the container the file shipped beside this one
+    from bughunt.secrets import Scrubber
+except ImportError:  # pragma: no cover - the container's layout
+    from bughunt_secrets import Scrubber  # type: ignore[import-not-found,no-redef]
+
+KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
+"""The gateway container's variable holding the model's key (never the agent's)."""
+
+MAX_BODY = 16 * 1024 * 1024
+"""Largest request or response body relayed, in bytes."""
+UPSTREAM_TIMEOUT_S = 600.0
+_HOP = {
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "authorization",
+    "accept-encoding",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def usage_of(body: bytes, content_type: str) -> dict[str, Any]:
+    """``model``, ``tokens_in`` and ``tokens_out`` as the upstream reports them (JSON or SSE).
+
+    Missing figures are None: a response that reports no usage is logged as such,
+    never as zero.
+    """
+    found: dict[str, Any] = {"model": None, "tokens_in": None, "tokens_out": None}
+    documents: list[Any] = []
+    text = body.decode("utf-8", "replace")
+    if "event-stream" in content_type:
+        for line in text.splitlines():
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+                try:
+                    documents.append(json.loads(line[5:]))
+                except ValueError:
+                    continue
+    else:
+        try:
+            documents.append(json.loads(text))
+        except ValueError:
+            return found
+    for doc in documents:
+        if not isinstance(doc, dict):
+            continue
+        if isinstance(doc.get("model"), str):
+            found["model"] = doc["model"][:200]
+        usage = doc.get("usage")
+        if isinstance(usage, dict):
+            for key, name in (("tokens_in", "prompt_tokens"), ("tokens_out", "completion_tokens")):
+                value = usage.get(name)
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    found[key] = value
+    return found
+
+
+class Budget:
+    """The run's spending for this agent, shared by every execution; thread-safe."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.max_requests: int | None = config.get("max_requests")
+        self.max_tokens: int | None = config.get("max_tokens")
+        self.max_cost: float | None = config.get("max_cost")
+        self.price_in = float(config.get("price_in") or 0.0)
+        self.price_out = float(config.get("price_out") or 0.0)
+        self.requests = 0
+        self.tokens = 0
+        self.cost = 0.0
+        self._lock = threading.Lock()
+
+    def take(self) -> str | None:
+        """Count one request now, or say which limit is spent (and count nothing)."""
+        with self._lock:
+            if self.max_requests is not None and self.requests >= self.max_requests:
+                return f"max_requests={self.max_requests} spent"
+            if self.max_tokens is not None and self.tokens >= self.max_tokens:
+                return f"max_tokens={self.max_tokens} spent ({self.tokens} used)"
+            if self.max_cost is not None and self.cost >= self.max_cost:
+                return f"max_cost={self.max_cost:g} spent ({self.cost:.6f} used)"
+            self.requests += 1
+            return None
+
+    def spend(self, tokens_in: int | None, tokens_out: int | None) -> float:
+        """Add a response's usage; its cost at the configured prices."""
+        t_in, t_out = tokens_in or 0, tokens_out or 0
+        cost = (t_in * self.price_in + t_out * self.price_out) / 1_000_000
+        with self._lock:
+            self.tokens += t_in + t_out
+            self.cost += cost
+        return cost
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {"requests": self.requests, "tokens": self.tokens, "cost": self.cost}
+
+
+class Upstream:
+    """The one place requests go: scheme, host, port and the API's base path."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.base_path = parts.path.rstrip("/")
+        default = (self.scheme == "https" and self.port == 443) or (
+            self.scheme == "http" and self.port == 80
+        )
+        self.host_header = self.host if default else f"{self.host}:{self.port}"
+
+    def connection(self) -> http.client.HTTPConnection:
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(
+                self.host, self.port, timeout=UPSTREAM_TIMEOUT_S, context=ssl.create_default_context()
+            )
+        return http.client.HTTPConnection(self.host, self.port, timeout=UPSTREAM_TIMEOUT_S)
+
+    def allows(self, path: str) -> bool:
+        """A request path (origin form) inside the API's base path; nothing else is forwarded."""
+        if not path.startswith("/") or path.startswith("//"):
+            return False
+        clean = urllib.parse.urlsplit(path).path
+        segments = clean.split("/")
+        if ".." in segments or "." in segments or "%2e" in clean.lower() or "\\" in clean:
+            return False
+        return not self.base_path or clean == self.base_path or clean.startswith(self.base_path + "/")
+
+
+class Gateway:
+    """State shared by the listeners: upstream, key, budget, scrubber and the request logs."""
+
+    def __init__(self, config: dict[str, Any], key: str | None) -> None:
+        self.upstream = Upstream(config["model"])
+        self.key = key or None
+        name = config.get("api_key_env") or "API_KEY"
+        self.scrubber = Scrubber({name: key} if key else {})
+        self.budget = Budget(config)
+        self.logs: dict[str, list[dict[str, Any]]] = {}
+        self.servers: dict[str, socketserver.BaseServer] = {}
+        self._lock = threading.Lock()
+
+    def log(self, execution: str, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.logs.setdefault(execution, []).append(entry)
+
+    def open(self, execution: str, folder: str) -> None:
+        path = os.path.join(folder, "model.sock")
+        with self._lock:
+            if execution in self.servers:
+                return
+            self.logs.setdefault(execution, [])
+        server = _UnixHTTPServer(path, _handler(self, execution))
+        os.chmod(path, 0o777)  # the agent's user connects; only its own folder is mounted
+        with self._lock:
+            self.servers[execution] = server
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def close(self, execution: str) -> list[dict[str, Any]]:
+        with self._lock:
+            server = self.servers.pop(execution, None)
+            entries = self.logs.pop(execution, [])
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        return entries
+
+
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, handler: type[BaseHTTPRequestHandler]) -> None:
+        if os.path.exists(path):
+            os.unlink(path)
+        super().__init__(path, handler)
+
+
+def _handler(gateway: Gateway, execution: str) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "bughunt-gateway"
+        sys_version = ""
+
+        def address_string(self) -> str:
+            return "agent"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return  # every request is logged as a record, not as text
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._relay()
+
+        do_POST = do_GET  # noqa: N815
+        do_PUT = do_GET  # noqa: N815
+        do_DELETE = do_GET  # noqa: N815
+        do_PATCH = do_GET  # noqa: N815
+
+        def _refuse(self, status: int, kind: str, message: str) -> None:
+            body = json.dumps({"error": {"message": f"bughunt gateway: {message}", "type": kind}})
+            self._answer(status, body.encode(), "application/json", [])
+
+        def _answer(
+            self, status: int, body: bytes, content_type: str, headers: list[tuple[str, str]]
+        ) -> None:
+            self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _relay(self) -> None:
+            started = time.monotonic()
+            entry: dict[str, Any] = {
+                "at": _now(),
+                "method": self.command,
+                "path": gateway.scrubber.scrub(self.path[:500]),
+                "status": None,
+                "bytes_in": 0,
+                "bytes_out": 0,
+                "seconds": 0.0,
+                "model": None,
+                "tokens_in": None,
+                "tokens_out": None,
+                "cost": 0.0,
+                "refused": None,
+            }
+            try:
+                self._relay_into(entry)
+            finally:
+                entry["seconds"] = round(time.monotonic() - started, 3)
+                gateway.log(execution, entry)
+
+        def _relay_into(self, entry: dict[str, Any]) -> None:
+            if self.headers.get("Transfer-Encoding"):
+                entry["refused"] = "chunked request body"
+                entry["status"] = 411
+                self._refuse(411, "length_required", "send a Content-Length body")
+                return
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY:
+                entry["refused"] = "bad or oversized body"
+                entry["status"] = 413
+                self._refuse(413, "too_large", f"bodies up to {MAX_BODY} bytes")
+                self.close_connection = True
+                return
+            body = self.rfile.read(length)
+            entry["bytes_in"] = len(body)
+            if not gateway.upstream.allows(self.path):
+                entry["refused"] = "not the model's API"
+                entry["status"] = 403
+                self._refuse(403, "forbidden", "only the model's API is reachable through this gateway")
+                return
+            spent = gateway.budget.take()
+            if spent is not None:
+                entry["refused"] = f"budget: {spent}"
+                entry["status"] = 429
+                self._refuse(429, "budget_exceeded", f"the run's budget is spent ({spent})")
+                return
+            self._forward(entry, body)
+
+        def _forward(self, entry: dict[str, Any], body: bytes) -> None:
+            upstream = gateway.upstream
+            headers = {
+                name: value for name, value in self.headers.items() if name.lower() not in _HOP
+            }
+            headers["Host"] = upstream.host_header
+            headers["Accept-Encoding"] = "identity"  # usage is read from the body
+            if gateway.key:
+                headers["Authorization"] = f"Bearer {gateway.key}"
+            connection = upstream.connection()
+            try:
+                connection.request(self.command, self.path, body=body, headers=headers)
+                response = connection.getresponse()
+                data = response.read(MAX_BODY + 1)
+                answer_headers = [
+                    (name, value)
+                    for name, value in response.getheaders()
+                    if name.lower() not in _HOP and name.lower() != "content-type"
+                ]
+                status = response.status
+                content_type = response.getheader("Content-Type") or "application/octet-stream"
+            except (OSError, http.client.HTTPException) as exc:
+                entry["status"] = 502
+                entry["refused"] = f"upstream unreachable: {type(exc).__name__}"
+                self._refuse(502, "upstream_error", f"the model did not answer ({type(exc).__name__})")
+                return
+            finally:
+                connection.close()
+            if len(data) > MAX_BODY:
+                entry["status"] = 502
+                entry["refused"] = "upstream answer too large"
+                self._refuse(502, "upstream_error", f"the answer is over {MAX_BODY} bytes")
+                return
+            usage = usage_of(data, content_type)
+            entry.update(usage)
+            entry["cost"] = gateway.budget.spend(usage["tokens_in"], usage["tokens_out"])
+            entry["status"] = status
+            # An upstream may echo the key (an error naming it): the agent never sees it.
+            data = gateway.scrubber.scrub_bytes(data)
+            answer_headers = [(n, gateway.scrubber.scrub(v)) for n, v in answer_headers]
+            entry["bytes_out"] = len(data)
+            self._answer(status, data, content_type, answer_headers)
+
+    return Handler
+
+
+class _ControlHandler(socketserver.StreamRequestHandler):
+    gateway: Gateway
+
+    def handle(self) -> None:
+        try:
+            request = json.loads(self.rfile.readline(1_000_000))
+            answer = self._do(request)
+        except Exception as exc:  # noqa: BLE001 - the host gets every failure as an answer
+            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        self.wfile.write(json.dumps(answer).encode() + b"\n")
+
+    def _do(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "open":
+            self.gateway.open(str(request["execution"]), str(request["folder"]))
+            return {"ok": True}
+        if op == "close":
+            return {"ok": True, "log": self.gateway.close(str(request["execution"]))}
+        if op == "stats":
+            return {"ok": True, **self.gateway.budget.stats()}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+class _ControlServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def serve(config_path: str, control_path: str) -> None:
+    """Serve the control socket until killed."""
+    os.umask(0)  # the host (another user) removes what this leaves in its folder
+    with open(config_path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    gateway = Gateway(config, os.environ.get(KEY_VARIABLE))
+    handler = type("Control", (_ControlHandler,), {"gateway": gateway})
+    if os.path.exists(control_path):
+        os.unlink(control_path)
+    server = _ControlServer(control_path, handler)
+    print("bughunt gateway ready", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":  # pragma: no cover - run in the gateway container
+    socket.setdefaulttimeout(UPSTREAM_TIMEOUT_S)
+    serve(sys.argv[1], sys.argv[2])

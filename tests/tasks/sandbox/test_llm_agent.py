@@ -1,0 +1,410 @@
+"""The reference LLM agent (corpus/demo/agents/llm) hunts through its gateway against a scripted model.
+
+The agent runs as in a run: its environment image (openai and its
+dependencies, built by ``ensure_environment``), the buggy tree without the
+oracle, no network interface, its model reached only through a gateway that
+holds the key. The model is ``tests/fixtures/scripted_model.py`` in a
+container of this module's own on an internal network it creates: it walks
+the agent through list_files → read_file → write_test → run_test →
+submit_report with the baseline's recorded report of each case (its
+playbook), and answers 401 to any request without the key, so the gateway
+must add it. A few tests run the agent on the host against the same server
+in-process, for what needs no container (bad answers, the step limit, the
+same answers giving the same report).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bughunt.models import AgentVersion, BugReport
+from corpus import Corpus, agent_view, load_corpus
+from tasks.sandbox._agents import (
+    _AGENT_ENV,
+    REPORT_PATH,
+    agent_deadline,
+    agent_limits,
+    agent_workspace,
+    parse_report,
+)
+from tasks.sandbox._container import Limits
+from tasks.sandbox._environments import ensure_environment
+from tasks.sandbox._executor import Executor
+from tasks.sandbox._gateway import PRELUDE, Gateway
+from tasks.sandbox._labels import LABEL, RUN_LABEL
+from tasks.sandbox._trees import Files, apply_patch
+from tests.fixtures import scripted_model
+from tests.flows.corpora import DEMO
+from tests.leaks import assert_no_leak
+
+KEY = "sk-llm-test-" + uuid.uuid4().hex  # a fresh key per session: any trace of it is a leak
+CASES = ["cmp-withdraw-exact-balance", "other-format-cents", "obo-parse-error-line"]
+DETOUR_CASE = "other-format-cents"
+# Bad answers the model gives first on DETOUR_CASE, and what the agent must say back.
+DETOURS = [
+    ({"content": "Let me think about this."}, "error: answer with a tool call"),
+    ({"tool": "read_file", "arguments": "{not json"}, "error: the arguments are not valid JSON"),
+    ({"tool": "rm_rf", "arguments": "{}"}, "error: unknown tool 'rm_rf'"),
+    ({"tool": "read_file", "arguments": "[1, 2]"}, "error: the arguments must be a JSON object"),
+    ({"tool": "read_file", "arguments": '{"path": "../../etc/passwd"}'}, "is outside the tree"),
+    ({"tool": "read_file", "arguments": '{"file": "x"}'}, "error: bad arguments for read_file"),
+    ({"tool": "run_test", "arguments": "{}"}, "error: no test yet: write_test first"),
+]
+WALK = 5  # list_files, read_file, write_test, run_test, submit_report
+MODEL = "gpt-4o-mini"  # the agent's default model name, echoed by the scripted model
+
+
+def _steps(case_id: str) -> int:
+    return WALK + (len(DETOURS) if case_id == DETOUR_CASE else 0)
+
+
+def _label() -> dict[str, str]:
+    return {LABEL: "1", "bughunt.test": "llm-agent"}
+
+
+@pytest.fixture(scope="module")
+def demo() -> Corpus:
+    return load_corpus(DEMO)
+
+
+@pytest.fixture(scope="module")
+def book() -> dict[str, Any]:
+    """The scripted model's playbook: the baseline's recorded reports, detours on one case."""
+    found = scripted_model.playbook(DEMO, CASES)
+    found[DETOUR_CASE]["detours"] = [move for move, _ in DETOURS]
+    return found
+
+
+def _llm(demo: Corpus) -> AgentVersion:
+    return next(a for a in demo.config.agents if a.name == "llm")
+
+
+def _case_files(demo: Corpus, case_id: str) -> tuple[Files, dict[str, object]]:
+    """The buggy tree as the agent gets it (oracle held out) and its case.json."""
+    case = next(c for c in demo.cases if c.case_id == case_id)
+    buggy = apply_patch(demo.config.target, case.patch, file=str(case.patch_path))
+    view = agent_view(buggy, demo.config.oracle, demo.config.visible_tests)
+    info: dict[str, object] = {"id": case_id, "title": case.case.title, "hints": case.case.hints}
+    return view, info
+
+
+# --- in containers, through the gateway ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hunt:
+    """One agent execution: what it handed in, printed and what its gateway logged."""
+
+    got: BugReport | str
+    collected: bytes | None
+    output: str
+    exit_code: int | None
+    log: list[dict[str, Any]]
+    seconds: float
+
+
+@pytest.fixture(scope="module")
+def llm_image(docker_client: Any, sandbox_image: str, demo: Corpus) -> str:
+    """The llm agent's environment image (built on first use, about 25 s; reused after)."""
+    env = _llm(demo).environment
+    assert env is not None and env.requirements
+    return ensure_environment(env, corpus_root=demo.root, client=docker_client, agent="llm").tag
+
+
+@pytest.fixture(scope="module")
+def scripted_upstream(
+    docker_client: Any, sandbox_image: str, book: dict[str, Any]
+) -> Iterator[dict[str, str]]:
+    """The scripted model in a container on a test-made internal network; its name and network."""
+    tag = uuid.uuid4().hex[:8]
+    network = docker_client.networks.create(
+        f"bughunt-test-llm-{tag}", internal=True, labels=_label()
+    )
+    container: Any = None
+    try:
+        container = docker_client.containers.run(
+            sandbox_image,
+            ["python3", "-c", Path(scripted_model.__file__).read_text(), "--port", "8000"],
+            name=f"bughunt-test-model-{tag}",
+            network=network.name,
+            detach=True,
+            user="10001:10001",
+            read_only=True,
+            cap_drop=["ALL"],
+            environment={"SCRIPTED_MODEL_PLAYBOOK": json.dumps(book), "SCRIPTED_MODEL_KEY": KEY},
+            labels=_label(),
+        )
+        deadline = time.monotonic() + 20
+        while b"scripted model on" not in container.logs():
+            assert time.monotonic() < deadline, container.logs().decode(errors="replace")
+            time.sleep(0.1)
+        yield {"name": container.name, "network": network.name}
+    finally:
+        if container is not None:
+            container.remove(force=True)
+        network.remove()
+
+
+@pytest.fixture(scope="module")
+def hunts(
+    docker_client: Any,
+    demo: Corpus,
+    llm_image: str,
+    scripted_upstream: dict[str, str],
+) -> Iterator[tuple[dict[str, Hunt], dict[str, Any]]]:
+    """The llm agent run on every case through one gateway (as in a run); hunts and the gateway's stats."""
+    agent = _llm(demo)
+    assert agent.network is not None and agent.command
+    network = agent.network.model_copy(
+        update={
+            "model": f"http://{scripted_upstream['name']}:8000/v1",
+            "upstream_network": scripted_upstream["network"],
+        }
+    )
+    run_id = f"test-llm-{uuid.uuid4().hex[:10]}"
+    found: dict[str, Hunt] = {}
+    try:
+        with Gateway(
+            run_id=run_id, agent=agent, network=network, key=KEY, client=docker_client
+        ) as gateway:
+            for case_id in CASES:
+                found[case_id] = _hunt(gateway, agent, llm_image, docker_client, demo, case_id)
+            stats = gateway.stats()
+        yield found, stats
+    finally:
+        left = docker_client.api.containers(
+            all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={run_id}"]}
+        )
+        for container in left:
+            docker_client.api.remove_container(container["Id"], force=True)
+        assert not left, f"containers left behind by run {run_id}"
+
+
+def _hunt(
+    gateway: Gateway, agent: AgentVersion, image: str, client: Any, demo: Corpus, case_id: str
+) -> Hunt:
+    """One execution as the sandbox stage runs a networked agent.
+
+    Driven by hand like test_gateway.py's ``_run``: ``run_agent`` does not take
+    a gateway yet (when it does, call it with one here).
+    """
+    assert agent.command
+    view, info = _case_files(demo, case_id)
+    with (
+        gateway.execution() as access,
+        Executor(
+            run_id=gateway.run_id,
+            image=image,
+            limits=agent_limits(agent, Limits()),
+            env={**access.env, **_AGENT_ENV},
+            client=client,
+            main=access.main_command(),
+            volumes=access.volumes(),
+            prelude=PRELUDE,
+        ) as executor,
+    ):
+        result = executor.run(
+            agent.command,
+            workspace=agent_workspace(agent, view, info),
+            timeout_s=agent_deadline(agent, 180.0),
+            collect=REPORT_PATH,
+        )
+    got: BugReport | str = (
+        parse_report(result.collected, source=f"llm on {case_id}", agent=agent)
+        if result.collected is not None
+        else f"no report (exit {result.exit_code}): {result.output[-500:]}"
+    )
+    return Hunt(
+        got, result.collected, result.output, result.exit_code, access.log, result.duration_s
+    )
+
+
+def _report(hunt: Hunt) -> BugReport:
+    assert isinstance(hunt.got, BugReport), f"{hunt.got}\n--- agent output ---\n{hunt.output}"
+    return hunt.got
+
+
+def test_each_report_is_valid_and_files_the_playbooks_test(
+    hunts: tuple[dict[str, Hunt], dict[str, Any]], book: dict[str, Any]
+) -> None:
+    """The agent files a valid report per case whose repro is the one the model wrote, run on the buggy tree."""
+    found, _ = hunts
+    for case_id, hunt in found.items():
+        assert hunt.exit_code == 0, hunt.output
+        report = _report(hunt)
+        played = book[case_id]["report"]
+        assert report.case_id == case_id and report.agent_version == "llm"
+        assert report.repro_test == played["repro_test"]
+        assert report.title == " ".join(played["title"].split())
+        assert report.steps == played["steps"] and report.root_cause == played["root_cause"]
+        # `actual` is what run_test told the model: the test failed on the buggy tree.
+        assert report.actual.startswith("exit 1: a test failed on the buggy tree"), report.actual
+        assert " failed" in report.actual
+
+
+def test_the_agent_sees_the_tree_without_the_oracle(
+    hunts: tuple[dict[str, Hunt], dict[str, Any]],
+) -> None:
+    """list_files shows the package and no test of the target (the oracle is held out)."""
+    for hunt in hunts[0].values():
+        listing = next(line for line in hunt.output.splitlines() if "-> pytest.ini" in line)
+        assert "ledgerlite/account.py" in listing
+        assert "tests/" not in listing and "conftest" not in listing
+
+
+def test_the_gateway_logs_every_model_call_with_its_usage(
+    hunts: tuple[dict[str, Hunt], dict[str, Any]], demo: Corpus
+) -> None:
+    """One logged request per step (the agent's transcript agrees), each with model, tokens and cost."""
+    found, stats = hunts
+    network = _llm(demo).network
+    assert network is not None
+    for case_id, hunt in found.items():
+        steps = [line for line in hunt.output.splitlines() if f"/20: {MODEL}, " in line]
+        assert len(hunt.log) == len(steps) == _steps(case_id), hunt.output
+        for entry in hunt.log:
+            assert entry["status"] == 200 and entry["refused"] is None, entry
+            assert entry["method"] == "POST" and entry["path"] == "/v1/chat/completions"
+            assert entry["model"] == MODEL
+            assert entry["tokens_in"] > 0 and entry["tokens_out"] > 0
+            cost = (
+                entry["tokens_in"] * network.price_in + entry["tokens_out"] * network.price_out
+            ) / 1e6
+            assert entry["cost"] == pytest.approx(cost)
+        # The request grows by each tool result: the agent sends the whole conversation back.
+        sizes = [entry["tokens_in"] for entry in hunt.log]
+        assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+    logs = [entry for hunt in found.values() for entry in hunt.log]
+    assert stats["requests"] == len(logs) == sum(_steps(c) for c in CASES)
+    assert stats["tokens"] == sum(e["tokens_in"] + e["tokens_out"] for e in logs)
+
+
+def test_bad_model_answers_go_back_as_errors_and_the_hunt_goes_on(
+    hunts: tuple[dict[str, Hunt], dict[str, Any]],
+) -> None:
+    """No tool call, bad JSON, an unknown tool, bad arguments: each is an error to the model, not a crash."""
+    hunt = hunts[0][DETOUR_CASE]
+    said = [line for line in hunt.output.splitlines() if "-> error:" in line]
+    assert len(said) == len(DETOURS), hunt.output
+    for (_move, words), line in zip(DETOURS, said, strict=True):
+        assert words in line, (words, line)
+    assert "no tool call" in said[0]
+    assert _report(hunt).repro_test
+
+
+def test_the_key_never_reaches_the_agent(hunts: tuple[dict[str, Hunt], dict[str, Any]]) -> None:
+    """The model demanded the key on every call and got it, yet no form of it is in anything the agent printed or wrote."""
+    for hunt in hunts[0].values():
+        assert all(entry["status"] == 200 for entry in hunt.log)  # 401 without the key
+        assert_no_leak(KEY, hunt.output, "the agent's output")
+        assert_no_leak(KEY, (hunt.collected or b"").decode("utf-8", "replace"), "the report file")
+        assert_no_leak(KEY, hunt.log, "the gateway's log")
+
+
+# --- on the host, against the same server in-process ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_model(book: dict[str, Any]) -> Iterator[str]:
+    """The scripted model on 127.0.0.1 in a thread, no key required; its base URL."""
+    extra = {
+        **book,
+        "no-test-ever": {
+            "hint": "ledgerlite/money.py",
+            "report": {},
+            "detours": [{"content": "hm"}] * 30,
+        },
+    }
+    server = ThreadingHTTPServer(("127.0.0.1", 0), scripted_model.handler(extra, None))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+AGENT = DEMO / "agents" / "llm" / "agent.py"
+
+
+def _host_hunt(
+    tmp: Path,
+    demo: Corpus,
+    url: str,
+    case_id: str,
+    *args: str,
+    info: dict[str, object] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    view, case_info = _case_files(demo, case_id)
+    tree = tmp / "tree"
+    for rel, data in view.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_bytes(data)
+    (tmp / "case.json").write_text(json.dumps(info or case_info))
+    report = tmp / "report.json"
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "BUGHUNT_TREE": str(tree),
+        "BUGHUNT_CASE": str(tmp / "case.json"),
+        "BUGHUNT_REPORT": str(report),
+        "OPENAI_BASE_URL": url,
+        "OPENAI_API_KEY": "placeholder",
+    }
+    proc = subprocess.run(
+        [sys.executable, str(AGENT), *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    return proc, report
+
+
+def test_same_answers_give_the_same_report_and_transcript(
+    tmp_path: Path, demo: Corpus, local_model: str
+) -> None:
+    """Two hunts on one case with the same model answers write byte-identical reports and logs."""
+    first, report1 = _host_hunt(tmp_path / "a", demo, local_model, DETOUR_CASE)
+    second, report2 = _host_hunt(tmp_path / "b", demo, local_model, DETOUR_CASE)
+    assert first.returncode == 0, first.stderr
+    assert report1.read_bytes() == report2.read_bytes()
+    assert first.stderr == second.stderr
+    report = BugReport.model_validate_json(report1.read_bytes())
+    assert report.case_id == DETOUR_CASE
+
+
+def test_at_the_step_limit_the_last_test_written_is_filed(
+    tmp_path: Path, demo: Corpus, local_model: str, book: dict[str, Any]
+) -> None:
+    """With steps spent before submit_report, the agent files the test it wrote, saying so."""
+    case_id = CASES[0]
+    proc, report_file = _host_hunt(tmp_path, demo, local_model, case_id, "--max-steps", "4")
+    assert proc.returncode == 0, proc.stderr
+    report = BugReport.model_validate_json(report_file.read_bytes())
+    assert report.title.startswith("Unfinished hunt: ")
+    assert "4 steps spent without a report" in report.summary
+    assert report.repro_test == book[case_id]["report"]["repro_test"]
+    assert "step 5/" not in proc.stderr
+
+
+def test_without_any_test_written_the_agent_fails_without_a_report(
+    tmp_path: Path, demo: Corpus, local_model: str
+) -> None:
+    """A model that never writes a test leaves no report and a non-zero exit, never a made-up repro."""
+    info: dict[str, object] = {"id": "no-test-ever", "title": "t", "hints": []}
+    proc, report_file = _host_hunt(
+        tmp_path, demo, local_model, CASES[0], "--max-steps", "3", info=info
+    )
+    assert proc.returncode == 1
+    assert not report_file.exists()
+    assert "3 steps spent without a report" in proc.stderr and "no report" in proc.stderr
