@@ -239,7 +239,7 @@ class AgentVersion(_Model):
     command: list[str] | None = None
     """Argument vector run inside the sandbox image (mode ``command``)."""
     path: str | None = None
-    """Agent folder, mounted read-only at ``/agent`` (mode ``command``)."""
+    """Agent folder, copied into each execution's workspace as ``/work/agent`` (mode ``command``)."""
     reports: str | None = None
     """Folder of recorded ``<case_id>.json`` reports (mode ``replay``)."""
     image: str | None = None

@@ -21,9 +21,10 @@ from corpus._hash_cache import (
     hash_cache_at,
 )
 from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
+from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
-from corpus._secrets import RESERVED_PREFIX, agent_secrets
+from corpus._secrets import RESERVED_PREFIX, agent_secrets, model_key
 
 __all__ = [
     "CACHE_FILE",
@@ -42,12 +43,14 @@ __all__ = [
     "agent_view",
     "cached_hash_case",
     "cached_hash_target",
+    "check_network",
     "hash_cache_at",
     "hash_case",
     "hash_corpus",
     "hash_target",
     "is_hidden",
     "load_corpus",
+    "model_key",
     "oracle_files",
     "rewrite_source",
     "rewrite_tree",

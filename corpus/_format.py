@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bughunt.config import read_toml
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentVersion, BugCategory, Case
+from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE
 
 CORPUS_FILE = "corpus.toml"
@@ -224,6 +225,7 @@ def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> d
         raise InputError(
             "only mode 'replay' takes recorded reports", file=file, field=f"{at}.reports"
         )
+    check_network(agent, at=at, file=file)
     update: dict[str, Any] = {}
     if agent.environment is not None:
         update.update(_environment_fields(agent, root, at=at, file=file))
@@ -234,15 +236,9 @@ def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> d
 
 
 def _environment_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, Any]:
-    """An agent environment's checks: no explicit image beside it, its requirements file inside."""
+    """An agent environment's checks: its requirements file inside the corpus, made absolute."""
     env = agent.environment
     assert env is not None
-    if agent.image is not None:
-        raise InputError(
-            "give an image or an environment (built FROM the sandbox image), not both",
-            file=file,
-            field=f"{at}.environment",
-        )
     if env.requirements is None:
         return {}
     field = f"{at}.environment.requirements"
@@ -257,7 +253,7 @@ def _replay_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> di
     if agent.reports is None:
         raise InputError("mode 'replay' needs a reports folder", file=file, field=f"{at}.reports")
     # A replay agent never runs: a deadline or limits would be silently ignored.
-    for key in ("command", "path", "timeout_s", "memory_mb", "cpus", "environment"):
+    for key in ("command", "path", "timeout_s", "memory_mb", "cpus", "environment", "network"):
         if getattr(agent, key) is not None:
             raise InputError("only mode 'command' takes this field", file=file, field=f"{at}.{key}")
     reports = _inside(

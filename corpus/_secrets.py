@@ -68,3 +68,37 @@ def agent_secrets(
             )
         secrets[name] = value
     return secrets
+
+
+def model_key(
+    agent: AgentVersion,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    corpus: Corpus | None = None,
+) -> str | None:
+    """The value of the host variable an agent's network table names as its model's key.
+
+    None when the agent names none (an upstream that needs no key). Unset or
+    empty raises :class:`InputError` naming the agent and
+    ``agents[i].network.api_key_env``, never a value. The key goes to the
+    agent's gateway only (docs/agents.md#network), never into its container.
+    """
+    if (
+        agent.mode is not AgentMode.COMMAND
+        or agent.network is None
+        or not agent.network.api_key_env
+    ):
+        return None
+    field, file = _where(agent, corpus)
+    name = agent.network.api_key_env
+    value = environ.get(name)
+    if not value:
+        raise InputError(
+            f"agent {agent.name!r}: its model's key variable {name} is "
+            f"{'empty' if value == '' else 'not set'} (the gateway adds it to each request)",
+            file=file,
+            field=field.replace(".env", ".network.api_key_env")
+            if field != "env"
+            else "network.api_key_env",
+        )
+    return value

@@ -25,7 +25,15 @@ from pydantic import BaseModel
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentVersion, RunInfo, RunKind
-from corpus import CACHE_FILE, TREE_EXCLUDE, Corpus, agent_secrets, hash_cache_at, load_corpus
+from corpus import (
+    CACHE_FILE,
+    TREE_EXCLUDE,
+    Corpus,
+    agent_secrets,
+    hash_cache_at,
+    load_corpus,
+    model_key,
+)
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
@@ -170,6 +178,7 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     candidate = _agent(corpus, params.candidate, "candidate")
     for agent in (baseline, candidate):  # a missing secret stops the run before any container
         agent_secrets(agent, corpus=corpus)
+        model_key(agent, corpus=corpus)
     judges = _judges(params)
     gate = load_gate_thresholds()
     hash_cache = str(store.path.parent / CACHE_FILE)

@@ -166,7 +166,8 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         ),
         report.ReportSettings(gate=gate),
     )
-    report.publish(summary, store, out_dir)  # every time: a resumed run gets its files back
+    # every time: a resumed run gets its files back (transcripts from the restored sandbox result)
+    report.publish(summary, store, out_dir, evaluated.sandbox if evaluated else None)
     return RunResult(
         run_id=run_id,
         kind=kind,

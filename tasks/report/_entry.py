@@ -26,7 +26,7 @@ from tasks.report._history import load_history
 from tasks.report._model import RunSummary
 from tasks.report._render import render_markdown
 from tasks.report._summary import build_summary
-from tasks.report._write import write_report
+from tasks.report._write import write_report, write_transcripts
 from tasks.sandbox import SandboxResult
 from tasks.score import (
     Evaluation,
@@ -139,14 +139,21 @@ def _evaluated(inputs: ReportInputs) -> list[str]:
     return sorted(inputs.order[: inputs.evaluation.evaluated])
 
 
-def publish(summary: RunSummary, ledger: Ledger, out_dir: str | Path) -> Path:
+def publish(
+    summary: RunSummary, ledger: Ledger, out_dir: str | Path, sandbox: SandboxResult | None = None
+) -> Path:
     """Write the run's report files into ``out_dir`` and publish its Prefect artifacts.
 
-    The history shown is what the ledger knew when the run finished. Returns
-    the folder. Call it inside the flow run, so the artifacts link to it.
+    The history shown is what the ledger knew when the run finished. With
+    ``sandbox``, each command agent's transcript (its scrubbed output and its
+    gateway's request log) is written under ``transcripts/`` where the case
+    rows link. Returns the folder. Call it inside the flow run, so the
+    artifacts link to it.
     """
     history = load_history(ledger, until_run_id=summary.run_id)
     paths = write_report(summary, history, out_dir)
+    if sandbox is not None:
+        write_transcripts(sandbox, paths.md.parent)
     publish_artifacts(summary, render_markdown(summary, history))
     return paths.md.parent
 

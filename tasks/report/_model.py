@@ -56,6 +56,31 @@ class VersionRepro(_Out):
     """The rate if every flaky case were not reproduced, and if every one were."""
 
 
+class AgentCost(_Out):
+    """What one agent version's executions took in this run (command agents), as its gateway counted."""
+
+    agent_version: str
+    """Agent version."""
+    executions: int
+    """Agent executions (one per case run)."""
+    seconds: float
+    """Wall-clock seconds they ran, summed."""
+    requests: int
+    """Model requests forwarded."""
+    refused: int
+    """Requests the gateway refused."""
+    tokens_in: int | None
+    """Input tokens reported, summed; null when no answer reported usage."""
+    tokens_out: int | None
+    """Output tokens reported, summed."""
+    cost: float | None
+    """Cost at the agent's prices; null without model calls."""
+    reproduced: int
+    """Cases it reproduced."""
+    cost_per_reproduced: float | None
+    """``cost / reproduced``; null when it reproduced nothing or made no calls."""
+
+
 class CaseRow(_Out):
     """One case of the run, for the per-case table."""
 
@@ -79,6 +104,10 @@ class CaseRow(_Out):
     """Judged verdict: candidate, baseline, tie or unscored."""
     verdict_reason: str | None
     """Why unscored, or a note."""
+    baseline_transcript: str | None = None
+    """The baseline agent's transcript, relative to the report folder (command agents)."""
+    candidate_transcript: str | None = None
+    """The candidate agent's transcript."""
 
 
 class RunSummary(_Out):
@@ -112,6 +141,8 @@ class RunSummary(_Out):
     """Candidate vs baseline from the judge; null when the score stage did not judge."""
     repro: list[VersionRepro]
     """Reproduction figures per agent version."""
+    costs: list[AgentCost] = []
+    """Time and model cost per agent version that ran in the sandbox (command agents)."""
     cases: list[CaseRow]
     """Every planned case."""
     rejected_cases: list[dict[str, str]]

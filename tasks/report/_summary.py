@@ -21,7 +21,7 @@ from bughunt.models import (
 from bughunt.stats import rate, wilson
 from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
-from tasks.report._model import CaseRow, RunSummary, VersionRepro
+from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
 from tasks.score import (
     Evaluation,
@@ -86,6 +86,54 @@ def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) ->
     )
 
 
+TRANSCRIPTS = "transcripts"
+"""Folder of the agents' transcripts inside a run's report folder."""
+
+
+def transcript_path(case_id: str, agent_version: str) -> str:
+    """Where a pair's transcript is written, relative to the report folder (names are ids, no path)."""
+    return f"{TRANSCRIPTS}/{case_id}/{agent_version}.txt"
+
+
+def agent_costs(
+    agents: Sequence[AgentVersion],
+    sandbox: SandboxResult | None,
+    reproductions: Sequence[Reproduction],
+) -> list[AgentCost]:
+    """Per agent version that ran in the sandbox: time, requests, tokens, cost, cost per reproduced bug."""
+    if sandbox is None:
+        return []
+    out = []
+    for agent in agents:
+        runs = [p.agent_run for p in sandbox.pairs if p.agent_version == agent.name and p.agent_run]
+        if not runs:
+            continue
+        reproduced = sum(
+            1
+            for r in reproductions
+            if r.agent_version == agent.name and r.outcome is ReproOutcome.REPRODUCED
+        )
+        tokens_in = [r.tokens_in for r in runs if r.tokens_in is not None]
+        tokens_out = [r.tokens_out for r in runs if r.tokens_out is not None]
+        costs = [r.cost for r in runs if r.cost is not None]
+        cost = sum(costs) if costs else None
+        out.append(
+            AgentCost(
+                agent_version=agent.name,
+                executions=len(runs),
+                seconds=round(sum(r.seconds for r in runs), 3),
+                requests=sum(r.requests for r in runs),
+                refused=sum(r.refused for r in runs),
+                tokens_in=sum(tokens_in) if tokens_in else None,
+                tokens_out=sum(tokens_out) if tokens_out else None,
+                cost=cost,
+                reproduced=reproduced,
+                cost_per_reproduced=cost / reproduced if cost is not None and reproduced else None,
+            )
+        )
+    return out
+
+
 def case_rows(
     case_ids: Sequence[str],
     categories: Mapping[str, BugCategory | None],
@@ -98,8 +146,14 @@ def case_rows(
     """One row per planned case: both versions' outcomes and titles, and the verdict."""
     repro = {(r.case_id, r.agent_version): r for r in reproductions}
     titles = {}
+    traced: set[tuple[str, str]] = set()
     if sandbox is not None:
         titles = {(p.case_id, p.agent_version): p.report.title for p in sandbox.pairs if p.report}
+        traced = {(p.case_id, p.agent_version) for p in sandbox.pairs if p.transcript is not None}
+
+    def transcript(case_id: str, agent: str) -> str | None:
+        return transcript_path(case_id, agent) if (case_id, agent) in traced else None
+
     verdict = {v.case_id: v for v in verdicts}
     rows = []
     for case_id in case_ids:
@@ -117,6 +171,8 @@ def case_rows(
                 candidate_title=titles.get((case_id, candidate)),
                 verdict=v.outcome.value if v else "unscored",
                 verdict_reason=(v.reason if v else "not judged in this run"),
+                baseline_transcript=transcript(case_id, baseline),
+                candidate_transcript=transcript(case_id, candidate),
             )
         )
     return rows
@@ -175,6 +231,7 @@ def build_summary(
         plan_reasons=list(classify.plan.reasons),
         headline=score.summary if score else None,
         repro=[version_repro(a, reproductions) for a in (baseline, candidate)],
+        costs=agent_costs((baseline, candidate), sandbox, reproductions),
         cases=case_rows(
             case_ids,
             categories,

@@ -22,6 +22,8 @@ from ledger import Ledger
 from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._render import render_html, render_markdown
+from tasks.report._summary import transcript_path
+from tasks.sandbox import SandboxResult
 
 REPORT_STAGE = "report"
 """Stage name whose ``stage_outputs`` payload is the run's RunSummary."""
@@ -155,3 +157,45 @@ def _summary_of(ledger: Ledger, row: dict[str, Any]) -> RunSummary:
             f"the stored report of run {row['run_id']!r} is not a valid summary: {exc}",
             file=str(ledger.path),
         ) from exc
+
+
+def write_transcripts(sandbox: SandboxResult, out_dir: Path) -> list[Path]:
+    """Each command agent's transcript: ``transcripts/<case>/<agent>.txt``, its output then its calls.
+
+    The text is already scrubbed of every secret (the sandbox stage's); case
+    ids and agent names are names (their patterns), never paths. Returns the
+    files written.
+    """
+    written = []
+    for pair in sandbox.pairs:
+        if pair.transcript is None:
+            continue
+        path = out_dir / transcript_path(pair.case_id, pair.agent_version)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run = pair.agent_run
+        head = [
+            f"agent {pair.agent_version} on case {pair.case_id}",
+            f"ended: {run.ended if run else pair.unusable_reason or 'report'}",
+            f"seconds: {pair.agent_seconds}",
+        ]
+        if run is not None:
+            head.append(
+                f"model requests: {run.requests} forwarded, {run.refused} refused; "
+                f"tokens in {run.tokens_in}, out {run.tokens_out}; cost {run.cost}; model {run.model}"
+            )
+        calls = "\n".join(json.dumps(call, sort_keys=True) for call in pair.calls)
+        text = "\n".join(
+            [
+                *head,
+                "",
+                "--- output (stdout and stderr) ---",
+                pair.transcript,
+                "",
+                f"--- gateway requests ({len(pair.calls)}) ---",
+                calls,
+                "",
+            ]
+        )
+        _write_atomic(path, text)
+        written.append(path)
+    return written

@@ -8,10 +8,12 @@ run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,7 +22,9 @@ from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from bughunt.secrets import Scrubber
 from tasks.sandbox._container import ExecResult, Limits, MiB
+from tasks.sandbox._errors import SandboxRequestError
 from tasks.sandbox._executor import Executor
+from tasks.sandbox._gateway import PRELUDE, Gateway
 from tasks.sandbox._trees import Files, prefixed, read_tree
 
 AGENT_OUTPUT_CAP = 1024 * 1024
@@ -103,6 +107,24 @@ def agent_deadline(agent: AgentVersion, run_timeout_s: float) -> float:
     return agent.timeout_s if agent.timeout_s is not None else run_timeout_s
 
 
+TRANSCRIPT_CAP = 32 * 1024
+"""Bytes of an agent's output kept in its transcript, at each end."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AgentExecution:
+    """What one run of a command agent on one case gave: its report or why not, and its trace."""
+
+    got: BugReport | str
+    """The validated report, or why there is none (scrubbed)."""
+    seconds: float
+    """Wall-clock seconds the agent ran."""
+    transcript: str
+    """Its stdout and stderr, merged, head and tail (:data:`TRANSCRIPT_CAP` each), scrubbed."""
+    calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """Its gateway's request log (``tasks/sandbox/gateway/gateway.py``), scrubbed; empty without a network."""
+
+
 def run_agent(
     agent: AgentVersion,
     *,
@@ -116,8 +138,9 @@ def run_agent(
     client: object | None = None,
     secrets: Mapping[str, str] | None = None,
     scrubber: Scrubber | None = None,
-) -> tuple[BugReport | str, float]:
-    """Run a command-mode agent in a fresh container; its report (or why not) and seconds taken.
+    gateway: Gateway | None = None,
+) -> AgentExecution:
+    """Run a command-mode agent in a fresh container: its report (or why not), seconds, trace.
 
     The agent starts in ``/work`` holding ``agent/`` (its folder), ``tree/``
     (the buggy tree) and ``case.json``, and writes its report to
@@ -127,21 +150,38 @@ def run_agent(
     (:func:`agent_deadline`, :func:`agent_limits`).
 
     ``secrets`` (this agent's ``env``, ``corpus.agent_secrets``) are set in
-    this container only. Every text field of the report and the reason are
-    scrubbed of them and of whatever ``scrubber`` (the run's) holds.
+    this container only. Every text field of the report, the reason, the
+    transcript and the request log are scrubbed of them and of whatever
+    ``scrubber`` (the run's) holds.
+
+    The container has no network interface. An agent with a network table
+    needs its run's ``gateway`` (:class:`~tasks.sandbox._gateway.Gateway`):
+    the execution gets its own socket to it and ``OPENAI_BASE_URL`` pointing
+    there; without one such an agent is refused, never run with a network.
     """
     assert agent.mode is AgentMode.COMMAND and agent.command
     scrub = (scrubber or Scrubber()).including(secrets or {})
     caps = agent_limits(agent, limits)
     deadline_s = agent_deadline(agent, timeout_s)
-    with Executor(
-        run_id=run_id,
-        image=agent.image or image,
-        limits=caps,
-        network=False,  # an agent reaches its model only through its gateway (tasks/sandbox/_gateway.py)
-        env={**(secrets or {}), **_AGENT_ENV},
-        client=client,
-    ) as executor:
+    if agent.network is not None and gateway is None:
+        raise SandboxRequestError(
+            f"agent {agent.name} has a network table but its run started no gateway"
+        )
+    with contextlib.ExitStack() as stack:
+        access = stack.enter_context(gateway.execution()) if gateway is not None else None
+        executor = stack.enter_context(
+            Executor(
+                run_id=run_id,
+                image=agent.image or image,
+                limits=caps,
+                network=False,  # no interface at all: the gateway's socket is the one way out
+                env={**(secrets or {}), **(access.env if access else {}), **_AGENT_ENV},
+                client=client,
+                main=access.main_command() if access else None,
+                volumes=access.volumes() if access else None,
+                prelude=PRELUDE if access else "",
+            )
+        )
         result = executor.run(
             agent.command,
             workspace=agent_workspace(agent, buggy, case),
@@ -149,7 +189,20 @@ def run_agent(
             collect=REPORT_PATH,
         )
     got = _read_back(result, agent=agent, case_id=case_id, deadline_s=deadline_s, scrub=scrub)
-    return scrub.scrub(got) if isinstance(got, str) else scrub.scrub_model(got), result.duration_s
+    return AgentExecution(
+        got=scrub.scrub(got) if isinstance(got, str) else scrub.scrub_model(got),
+        seconds=result.duration_s,
+        transcript=_transcript(scrub.scrub(result.output)),
+        calls=scrub.scrub_json(access.log) if access else [],
+    )
+
+
+def _transcript(text: str) -> str:
+    """``text`` with at most :data:`TRANSCRIPT_CAP` characters kept at each end, the cut said."""
+    if len(text) <= 2 * TRANSCRIPT_CAP:
+        return text
+    dropped = len(text) - 2 * TRANSCRIPT_CAP
+    return f"{text[:TRANSCRIPT_CAP]}\n[... {dropped} characters of output cut ...]\n{text[-TRANSCRIPT_CAP:]}"
 
 
 def _read_back(

@@ -51,7 +51,8 @@ def run(
 
 
 def _rows(_inputs: SandboxInputs, result: SandboxResult) -> list[Row]:
-    return [*result.observations(), *result.checks]
+    runs = [p.agent_run for p in result.pairs if p.agent_run is not None]
+    return [*result.observations(), *result.checks, *runs]
 
 
 def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
@@ -79,4 +80,4 @@ RECORD: StageRecord[SandboxInputs, SandboxResult] = StageRecord(
     payload_exclude={"pairs": {"__all__": {"observations"}}},
     restore_rows=_restore,
 )
-"""Observations and contract checks go to their tables; the rest is the payload."""
+"""Observations, contract checks and agent runs go to their tables; the rest is the payload."""

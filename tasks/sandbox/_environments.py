@@ -6,20 +6,19 @@ needs (:class:`~bughunt.models.AgentEnvironment`). Its image is tagged
 package names, the requirements file's bytes, the build steps' version), so
 it is built once and rebuilt only when one of them changes, or when the
 base's tag has moved to a rebuilt image. Everything is fetched on the host
-(``_fetch``) and installed in a build container without network, which is
-committed with the base's user, environment, working folder and command.
+(``_fetch``) and installed in a build container without network
+(``_envbuild``), committed with the base's user, environment, working
+folder and command.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import shutil
 import sys
-import tarfile
-import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,115 +27,24 @@ import requests
 from docker.errors import APIError, ImageNotFound
 
 from bughunt.errors import InputError
-from bughunt.hashing import canonical_json, hash_json, sha256_bytes
+from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentEnvironment, AgentMode, AgentVersion
 from corpus import Corpus
-from tasks.sandbox._container import remove_quietly
 from tasks.sandbox._engine import connect
+from tasks.sandbox._envbuild import BASE_ID_LABEL, EnvironmentBuilder
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._fetch import PIP_WHEEL_PACKAGE, Apt, pip_download
 from tasks.sandbox._image import _build_lock, ensure_image
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
-from tasks.sandbox._recipe import RECIPE, image_tag
+from tasks.sandbox._recipe import image_tag
+from tasks.sandbox._requirements import check_requirements
 
 log = logging.getLogger("bughunt.sandbox")
 
 REPOSITORY = "bughunt-env"
 """Repository part of every environment image tag."""
 BUILD_FORMAT = 1
-"""Version of the build steps below and in ``_fetch``; part of the hash, bumped when they change."""
-RECIPE_LABEL = "bughunt.environment.recipe"
-"""Image label holding the recipe (canonical JSON)."""
-BASE_ID_LABEL = "bughunt.environment.base_id"
-"""Image label holding the id of the base image it was built FROM."""
-BUILD_TIMEOUT_S = 1800
-"""Deadline of the install inside the build container."""
+"""Version of the build steps (``_envbuild``, ``_fetch``); part of the hash, bumped when they change."""
 
 _DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
-_HASH = re.compile(r"(?:^|\s)--hash[=\s]+[A-Za-z0-9]+:[0-9a-fA-F]+")
-_PINNED = re.compile(
-    r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*===?\s*[A-Za-z0-9.+!_-]+\s*(;.*)?$"
-)
-_INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url")
-_STAGING = "/var/tmp/bughunt-env"  # noqa: S108 - inside the build container, which is ours alone
-# What the build container runs: packages first (pip may need a library), then
-# the wheels with Debian's own pip run from its wheel (the base has no pip and
-# does not get one), then nothing of the build is left in the image.
-_INSTALL = f"""set -eu
-export DEBIAN_FRONTEND=noninteractive
-cd {_STAGING}
-if [ -d debs ]; then dpkg -i debs/*.deb; fi
-if [ -f requirements.txt ]; then
-  dpkg-deb -x pip.deb pip
-  PYTHONPATH="$(echo pip/usr/share/python-wheels/pip-*.whl)" python3 -m pip install \\
-    --no-index --find-links wheels --only-binary=:all: --require-hashes \\
-    --break-system-packages --root-user-action=ignore --no-warn-script-location \\
-    --disable-pip-version-check --no-cache-dir --progress-bar off -r requirements.txt
-fi
-cd / && rm -rf {_STAGING}
-"""
-
-
-def check_requirements(data: bytes, *, file: str, field: str) -> list[str]:
-    """The requirement lines of a hashed requirements file, or InputError naming file:line.
-
-    Every requirement must be a name pinned with ``==`` and carry at least
-    one ``--hash``; the only options allowed are index URLs (no ``-r``,
-    ``-e``, paths or URLs, which could reach outside the corpus).
-    """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 ({exc.reason})", file=file, field=field) from None
-    found: list[str] = []
-    for number, line in _logical_lines(text):
-        if line.startswith("-"):
-            if line.split("=", 1)[0].split()[0] not in _INDEX_OPTIONS:
-                raise InputError(
-                    f"option {line.split()[0]!r} is not allowed: only pinned, hashed requirements "
-                    "and index URLs",
-                    file=file,
-                    line=number,
-                    field=field,
-                )
-            continue
-        spec = re.split(r"\s--hash", " " + line, maxsplit=1)[0].strip()
-        if not _HASH.search(line):
-            raise InputError(
-                f"requirement {spec!r} has no --hash (write the file with "
-                "`pip-compile --generate-hashes`)",
-                file=file,
-                line=number,
-                field=field,
-            )
-        if not _PINNED.match(spec):
-            raise InputError(
-                f"requirement {spec!r} is not a project pinned with == (no paths or URLs)",
-                file=file,
-                line=number,
-                field=field,
-            )
-        found.append(spec)
-    return found
-
-
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, text) of each logical line: continuations joined, comments cut."""
-    lines: list[tuple[int, str]] = []
-    start, parts = 0, list[str]()
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not parts:
-            start = number
-        stripped = raw.rstrip()
-        if stripped.endswith("\\"):
-            parts.append(stripped[:-1])
-            continue
-        parts.append(stripped)
-        line = re.sub(r"(^|\s)#.*$", "", " ".join(parts)).strip()
-        parts = []
-        if line:
-            lines.append((start, line))
-    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +141,10 @@ def ensure_environment(
     build that fails :class:`SandboxImageError` naming ``agent``, the field
     and the last lines of its output.
     """
-    recipe, requirements = environment_recipe(env, corpus_root=corpus_root, base=base, where=where)
+    with _naming(agent):
+        recipe, requirements = environment_recipe(
+            env, corpus_root=corpus_root, base=base, where=where
+        )
     client = client if client is not None else connect()
     if base is None:
         ensure_image(client)
@@ -252,8 +163,18 @@ def ensure_environment(
             f"building environment image {tag} for agent {agent} ({len(recipe.debian)} Debian "
             f"package(s), {'a' if requirements else 'no'} requirements file)…"
         )
-        build = _Build(client, recipe, requirements, base_attrs, agent=agent, where=where)
-        debs, wheels = build.run(labels or {})
+        build = EnvironmentBuilder(
+            client,
+            tag=tag,
+            recipe=recipe.as_json(),
+            debian=recipe.debian,
+            requirements=requirements,
+            base=base_attrs,
+            agent=agent,
+            where=where,
+        )
+        with _naming(agent):
+            debs, wheels = build.run(labels or {})
         made = _inspect(client, tag)
         if made is None:
             raise SandboxImageError(f"the engine reported no image {tag} after building it")
@@ -290,13 +211,15 @@ def corpus_images(
 
     No engine, no network; every environment is checked (:func:`environment_recipe`).
     """
-    return {
-        agent.name: environment_recipe(
-            agent.environment, corpus_root=corpus.root, base=base, where=where
-        )[0].tag
-        for agent, where in _environments(corpus, agents)
-        if agent.environment is not None
-    }
+    tags: dict[str, str] = {}
+    for agent, where in _environments(corpus, agents):
+        assert agent.environment is not None  # _environments keeps only these
+        with _naming(agent.name):
+            recipe, _path = environment_recipe(
+                agent.environment, corpus_root=corpus.root, base=base, where=where
+            )
+        tags[agent.name] = recipe.tag
+    return tags
 
 
 def ensure_corpus_images(
@@ -330,174 +253,23 @@ def ensure_corpus_images(
     }
 
 
+@contextmanager
+def _naming(agent: str) -> Iterator[None]:
+    """Bad input found inside names the agent too (its field gives only its place in the list)."""
+    try:
+        yield
+    except InputError as exc:
+        if agent == "-":
+            raise
+        raise InputError(
+            f"agent {agent}: {exc.message}", file=exc.file, line=exc.line, field=exc.field
+        ) from None
+
+
 def announce(line: str) -> None:
     """A build's progress line: in the log, and on stderr (a run shows no info log)."""
     log.info("%s", line)
     print(line, file=sys.stderr, flush=True)
-
-
-class _Build:
-    """One environment image build: fetch on the host, install in a container, commit."""
-
-    def __init__(
-        self,
-        client: Any,
-        recipe: EnvironmentRecipe,
-        requirements: Path | None,
-        base: dict[str, Any],
-        *,
-        agent: str,
-        where: str,
-    ) -> None:
-        self.client, self.recipe, self.requirements, self.base = client, recipe, requirements, base
-        self.agent, self.where = agent, where
-
-    def run(self, labels: Mapping[str, str]) -> tuple[int, int]:
-        """Build and tag the image; the numbers of .deb files and wheels it installed."""
-        work = Path(tempfile.mkdtemp(prefix="bughunt-env-"))
-        try:
-            return self._run(work, labels)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-
-    def _run(self, work: Path, labels: Mapping[str, str]) -> tuple[int, int]:
-        staging = work / "staging"
-        staging.mkdir()
-        apt = Apt(work / "apt", suite=RECIPE.suite, docker_arch=self.base.get("Architecture", ""))
-        apt.update()
-        debian = list(self.recipe.debian)
-        if debian:  # names first: an unknown package is bad input, found before any container
-            apt.check_names(debian, file=None, field=f"{self.where}.debian")
-        wheels: list[Path] = []
-        if self.requirements is not None:
-            field = f"{self.where}.requirements"
-            wheels = pip_download(
-                self.requirements, staging / "wheels", apt.platform(), field=field
-            )
-            shutil.copyfile(apt.download(PIP_WHEEL_PACKAGE), staging / "pip.deb")
-            shutil.copyfile(self.requirements, staging / "requirements.txt")
-        (staging / "install.sh").write_text(_INSTALL)
-        container = self._create()
-        try:
-            debs: list[Path] = []
-            if debian:
-                status = self._dpkg_status(container, work / "status")
-                debs = apt.download_missing(
-                    debian, status=status, file=None, field=f"{self.where}.debian"
-                )
-                (staging / "debs").mkdir()
-                for deb in debs:
-                    shutil.copyfile(deb, staging / "debs" / deb.name)
-            self._install(container, staging, work / "staging.tar")
-            self._commit(container, labels)
-        finally:
-            remove_quietly(container)
-        return len(debs), len(wheels)
-
-    def _fail(self, what: str) -> SandboxImageError:
-        return SandboxImageError(
-            f"agent {self.agent} ({self.where}): building {self.recipe.tag} failed: {what}"
-        )
-
-    def _create(self) -> Any:
-        """The build container: the base as root, no network, labelled for the sweep."""
-        try:
-            return self.client.containers.create(
-                image=self.recipe.base,
-                command=["sh", f"{_STAGING}/install.sh"],
-                user="0:0",
-                network_mode="none",
-                security_opt=["no-new-privileges"],
-                labels={
-                    LABEL: "1",
-                    RUN_LABEL: f"build {self.recipe.tag}",
-                    OWNER_LABEL: owner(),
-                    "bughunt.mode": "environment-build",
-                },
-            )
-        except (APIError, requests.RequestException) as exc:
-            raise SandboxEngineError(
-                f"the engine could not create a build container: {exc}"
-            ) from exc
-
-    def _dpkg_status(self, container: Any, dest: Path) -> Path:
-        """The base's ``/var/lib/dpkg/status``, read from the (never started) build container."""
-        archive = dest.with_suffix(".tar")
-        try:
-            chunks, _stat = container.get_archive("/var/lib/dpkg/status")
-            with archive.open("wb") as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
-        except (APIError, requests.RequestException) as exc:
-            raise self._fail(f"cannot read the base's dpkg status: {exc}") from exc
-        with tarfile.open(archive) as tar:
-            member = tar.extractfile("status")
-            if member is None:
-                raise self._fail("the base has no dpkg status file")
-            dest.write_bytes(member.read())
-        return dest
-
-    def _install(self, container: Any, staging: Path, archive: Path) -> None:
-        """Copy what was fetched in, run the install, raise with its last lines when it fails."""
-        with tarfile.open(archive, "w") as tar:
-            tar.add(staging, arcname=Path(_STAGING).name, filter=_root_owned)
-        try:
-            with archive.open("rb") as handle:
-                container.put_archive(str(Path(_STAGING).parent), handle)
-            container.start()
-        except (APIError, requests.RequestException) as exc:
-            raise self._fail(f"the engine could not start the build: {exc}") from exc
-        try:
-            code = int(container.wait(timeout=BUILD_TIMEOUT_S).get("StatusCode", -1))
-        except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:
-            raise self._fail(f"the install did not end within {BUILD_TIMEOUT_S} s ({exc})") from exc
-        try:
-            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-        except (APIError, requests.RequestException) as exc:
-            raise self._fail(f"the engine failed: {exc}") from exc
-        for line in output.splitlines():
-            log.debug("build %s: %s", self.recipe.tag, line)
-        if code != 0:
-            tail = [line.strip() for line in output.splitlines() if line.strip()][-4:]
-            raise self._fail(f"the install exited {code}: {' | '.join(tail) or 'no output'}")
-
-    def _commit(self, container: Any, labels: Mapping[str, str]) -> None:
-        """Commit the container as the tag, with the base's user, environment, folder and command.
-
-        The engine merges the container's own labels into the image's; the
-        sweep labels are blanked, so no container made from the image is
-        taken for this build's leftover.
-        """
-        config = self.base.get("Config") or {}
-        image_labels = {
-            **(config.get("Labels") or {}),
-            LABEL: "",
-            RUN_LABEL: "",
-            OWNER_LABEL: "",
-            "bughunt.mode": "",
-            RECIPE_LABEL: canonical_json(self.recipe.as_json()).decode(),
-            BASE_ID_LABEL: self.base["Id"],
-            **labels,
-        }
-        conf = {
-            "User": config.get("User") or f"{RECIPE.uid}:{RECIPE.gid}",
-            "Env": config.get("Env") or [],
-            "WorkingDir": config.get("WorkingDir") or RECIPE.workdir,
-            "Cmd": config.get("Cmd") or ["python3"],
-            "Entrypoint": config.get("Entrypoint"),
-            "Labels": image_labels,
-        }
-        repository, _, version = self.recipe.tag.partition(":")
-        try:
-            container.commit(repository=repository, tag=version, conf=conf)
-        except (APIError, requests.RequestException) as exc:
-            raise self._fail(f"the engine could not commit the image: {exc}") from exc
-
-
-def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    info.uid = info.gid = 0
-    info.uname = info.gname = "root"
-    return info
 
 
 def _inspect(client: Any, tag: str) -> dict[str, Any] | None:

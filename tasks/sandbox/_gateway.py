@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -48,7 +47,6 @@ import requests
 from docker.errors import APIError
 from docker.types import LogConfig
 
-from bughunt.errors import InputError
 from bughunt.models import AgentNetwork, AgentVersion
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
@@ -62,7 +60,7 @@ MODEL_PORT = 8080
 """Loopback port of the agent's container that leads to its gateway."""
 KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
 """The gateway container's variable holding the model's key (never set for an agent)."""
-PLACEHOLDER_KEY = "bughunt-gateway-adds-the-key"  # noqa: S105 - not a secret: a placeholder
+PLACEHOLDER_KEY = "bughunt-gateway-adds-the-key"
 """``OPENAI_API_KEY`` inside the agent's container: clients insist on one; the gateway replaces it."""
 _READY_S = 20.0
 _CONTROL_TIMEOUT_S = 30.0
@@ -98,76 +96,11 @@ class AgentAccess:
         return ["python3", f"{MOUNT}/forward.py", f"{MODEL_PORT}={MOUNT}/model.sock"]
 
 
-def check_network(agent: AgentVersion, *, at: str) -> None:
-    """Refuse a network table that cannot work, naming the field (``agents[i].network.…``).
-
-    The model URL must be ``http(s)://host[:port][/path]`` without user info,
-    query or fragment; every ``allow`` entry ``host:port``.
-    """
-    net = agent.network
-    if net is None:
-        return
-    if net.model is None:
-        raise InputError(
-            f"agent {agent.name}: a network table needs model = the upstream's base URL",
-            field=f"{at}.network.model",
-        )
-    _check_url(net.model, agent=agent.name, field=f"{at}.network.model")
-    for j, entry in enumerate(net.allow):
-        _check_host_port(entry, agent=agent.name, field=f"{at}.network.allow[{j}]")
-    if net.allow:
-        raise InputError(
-            f"agent {agent.name}: network.allow (the CONNECT proxy) is not available yet; "
-            "only the model is reachable",
-            field=f"{at}.network.allow",
-        )
-
-
-def _check_url(url: str, *, agent: str, field: str) -> None:
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise InputError(f"agent {agent}: {url!r} is not a URL ({exc})", field=field) from exc
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"agent {agent}: {url!r} is not an http(s) URL with a host", field=field)
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise InputError(
-            f"agent {agent}: {url!r} must not carry a user, query or fragment "
-            "(the key goes in api_key_env)",
-            field=field,
-        )
-    if port == 0 or any(ch.isspace() for ch in url):
-        raise InputError(f"agent {agent}: {url!r} is not a usable URL", field=field)
-
-
-def _check_host_port(entry: str, *, agent: str, field: str) -> None:
-    host, sep, port = entry.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
-        raise InputError(f"agent {agent}: {entry!r} is not host:port", field=field)
-
-
-def gateway_key(agent: AgentVersion, *, at: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The model's key from the host variable ``network.api_key_env``; None when none is named.
-
-    A named variable that is unset or empty raises :class:`InputError`
-    naming the agent and field (never a value).
-    """
-    net = agent.network
-    if net is None or net.api_key_env is None:
-        return None
-    value = (os.environ if environ is None else environ).get(net.api_key_env)
-    if not value:
-        raise InputError(
-            f"agent {agent.name}: the model's key variable {net.api_key_env} is not set",
-            field=f"{at}.network.api_key_env",
-        )
-    return value
-
-
 def _check_local_engine(client: Any) -> None:
     base = str(getattr(client.api, "base_url", ""))
-    if not base.startswith("http+docker://localhost") and not base.startswith("http+docker://localunixsocket"):
+    if not base.startswith("http+docker://localhost") and not base.startswith(
+        "http+docker://localunixsocket"
+    ):
         raise SandboxRequestError(
             f"an agent with a network needs the Docker engine on this host (its gateway's "
             f"sockets are a bind mount); the engine is at {base}"
@@ -232,7 +165,12 @@ class Gateway:
         env = {KEY_VARIABLE: self._key} if self._key else {}
         cfg = container_config(
             image=self._image,
-            command=["python3", f"{MOUNT}/gateway.py", f"{MOUNT}/config.json", f"{MOUNT}/c/control.sock"],
+            command=[
+                "python3",
+                f"{MOUNT}/gateway.py",
+                f"{MOUNT}/config.json",
+                f"{MOUNT}/c/control.sock",
+            ],
             run_id=self.run_id,
             limits=Limits(memory_bytes=256 * MiB, pids=128),
             network=True,
@@ -249,7 +187,9 @@ class Gateway:
             self._container.start()
         except (APIError, requests.RequestException) as exc:
             self.close()
-            raise GatewayError(f"agent {self.agent.name}: the gateway did not start: {exc}") from exc
+            raise GatewayError(
+                f"agent {self.agent.name}: the gateway did not start: {exc}"
+            ) from exc
         self._wait_ready()
         log.info("gateway of agent %s up (%s)", self.agent.name, self._container.short_id)
 
@@ -271,9 +211,10 @@ class Gateway:
 
     def _logs(self) -> str:
         try:
-            return self._container.logs(tail=20).decode("utf-8", "replace").strip()[-2000:]
+            raw: bytes = self._container.logs(tail=20)
         except (APIError, requests.RequestException) as exc:
             return f"(its output could not be read: {exc})"
+        return raw.decode("utf-8", "replace").strip()[-2000:]
 
     def close(self) -> None:
         """Remove the gateway's container and folder; safe to call twice."""
@@ -284,7 +225,9 @@ class Gateway:
 
     # --- control channel ----------------------------------------------------
 
-    def _control(self, request: dict[str, Any], *, timeout_s: float = _CONTROL_TIMEOUT_S) -> dict[str, Any]:
+    def _control(
+        self, request: dict[str, Any], *, timeout_s: float = _CONTROL_TIMEOUT_S
+    ) -> dict[str, Any]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout_s)
             sock.connect(str(self.folder / "c" / "control.sock"))
@@ -302,9 +245,13 @@ class Gateway:
         try:
             answer = self._control(request)
         except (OSError, ValueError) as exc:
-            raise GatewayError(f"agent {self.agent.name}: the gateway did not answer: {exc}") from exc
+            raise GatewayError(
+                f"agent {self.agent.name}: the gateway did not answer: {exc}"
+            ) from exc
         if not answer.get("ok"):
-            raise GatewayError(f"agent {self.agent.name}: the gateway refused: {answer.get('error')}")
+            raise GatewayError(
+                f"agent {self.agent.name}: the gateway refused: {answer.get('error')}"
+            )
         return answer
 
     def stats(self) -> dict[str, Any]:
@@ -323,7 +270,11 @@ class Gateway:
         url = f"http://127.0.0.1:{MODEL_PORT}{self._base_path}"
         access = AgentAccess(
             folder=folder,
-            env={"OPENAI_BASE_URL": url, "BUGHUNT_MODEL_URL": url, "OPENAI_API_KEY": PLACEHOLDER_KEY},
+            env={
+                "OPENAI_BASE_URL": url,
+                "BUGHUNT_MODEL_URL": url,
+                "OPENAI_API_KEY": PLACEHOLDER_KEY,
+            },
         )
         try:
             yield access

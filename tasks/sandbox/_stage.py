@@ -13,17 +13,19 @@ Nothing is written here: the flow writes the rows.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.models import (
     AgentMode,
+    AgentRun,
     AgentVersion,
     BugReport,
     ContractCheck,
@@ -33,14 +35,15 @@ from bughunt.models import (
     Symptom,
 )
 from bughunt.secrets import Scrubber
-from corpus import Corpus, LoadedCase, agent_secrets, agent_view
-from tasks.sandbox._agents import parse_report, recorded_report, run_agent
+from corpus import Corpus, LoadedCase, agent_secrets, agent_view, model_key
+from tasks.sandbox._agents import AgentExecution, parse_report, recorded_report, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
 from tasks.sandbox._environments import announce, ensure_corpus_images
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._executor import Executor
+from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._image import ensure_image
 from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._reproduce import (
@@ -120,6 +123,12 @@ class PairResult(BaseModel):
     """How the bug showed when reproduced: fail, or hang (every buggy execution timed out)."""
     observations: list[Observation]
     """Every execution of the reproduction test."""
+    agent_run: AgentRun | None = None
+    """The agent's execution (command mode): time, model requests, tokens, cost."""
+    transcript: str | None = None
+    """The agent's output, head and tail, scrubbed (command mode)."""
+    calls: list[dict[str, Any]] = []
+    """The requests its gateway saw for this case, scrubbed (an agent with a network)."""
 
     @classmethod
     def failed(
@@ -131,6 +140,7 @@ class PairResult(BaseModel):
         *,
         unusable_reason: str | None = None,
         agent_seconds: float | None = None,
+        trace: AgentTrace | None = None,
     ) -> PairResult:
         """A pair that ended in ``error`` before any execution, with its reason."""
         return cls(
@@ -145,6 +155,7 @@ class PairResult(BaseModel):
             test_hash=None,
             agent_seconds=agent_seconds,
             observations=[],
+            **(trace or {}),
         )
 
 
@@ -188,6 +199,52 @@ class SandboxResult(BaseModel):
         )
 
 
+class AgentTrace(TypedDict, total=False):
+    """What a pair keeps of its agent's execution (command mode)."""
+
+    agent_run: AgentRun | None
+    transcript: str | None
+    calls: list[dict[str, Any]]
+
+
+def agent_trace(
+    execution: AgentExecution | None,
+    *,
+    run_id: str,
+    case_id: str,
+    case_hash: str | None,
+    agent: str,
+) -> AgentTrace:
+    """The pair's fields for an agent execution: its ``agent_runs`` row, transcript and calls.
+
+    Usage figures are sums over the answers that reported them; None when
+    none did (absence is never zero), and no cost without any model call.
+    """
+    if execution is None:
+        return {}
+    calls = execution.calls
+    answered = [c for c in calls if c.get("refused") is None]
+    tokens_in = [c["tokens_in"] for c in answered if c.get("tokens_in") is not None]
+    tokens_out = [c["tokens_out"] for c in answered if c.get("tokens_out") is not None]
+    models = [c["model"] for c in answered if c.get("model")]
+    got = execution.got
+    row = AgentRun(
+        run_id=run_id,
+        case_id=case_id,
+        case_hash=case_hash,
+        agent_version=agent,
+        seconds=execution.seconds,
+        ended="report" if not isinstance(got, str) else got[:2_000],
+        requests=len(answered),
+        refused=len(calls) - len(answered),
+        tokens_in=sum(tokens_in) if tokens_in else None,
+        tokens_out=sum(tokens_out) if tokens_out else None,
+        cost=sum(float(c.get("cost") or 0.0) for c in answered) if answered else None,
+        model=models[-1] if models else None,
+    )
+    return {"agent_run": row, "transcript": execution.transcript, "calls": calls}
+
+
 @dataclass(frozen=True, slots=True)
 class _Job:
     case: LoadedCase
@@ -218,10 +275,12 @@ class _Env:
     """The run's scrubber: every command agent's secrets."""
     agent_images: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Each command agent's environment image (docs/sandbox.md#agent-environments), by name."""
+    gateways: Mapping[str, Gateway] = dataclasses.field(default_factory=dict)
+    """Each networked agent's gateway for the run (docs/agents.md#network), by name."""
 
 
-def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
-    """The agent's report for the case (recorded, or run in the sandbox) and its seconds."""
+def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, AgentExecution | None]:
+    """The agent's report for the case (recorded, or run in the sandbox) and its execution."""
     if job.report is not None:
         return job.report, None
     if job.agent.mode is AgentMode.REPLAY:
@@ -231,7 +290,7 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
         "title": job.case.case.title,
         "hints": job.case.case.hints,
     }
-    return run_agent(
+    execution = run_agent(
         job.agent,
         case_id=job.case.case_id,
         buggy=job.view,
@@ -243,14 +302,21 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, float | None]:
         client=env.client,
         secrets=env.secrets.get(job.agent.name, {}),
         scrubber=env.scrubber,
+        gateway=env.gateways.get(job.agent.name),
     )
+    return execution.got, execution
 
 
 def _run_pair(job: _Job, env: _Env) -> PairResult:
     case_id, agent = job.case.case_id, job.agent
+    trace: AgentTrace = {}
     agent_seconds: float | None = None
     try:
-        got, agent_seconds = _report_of(job, env)
+        got, execution = _report_of(job, env)
+        trace = agent_trace(
+            execution, run_id=env.run_id, case_id=case_id, case_hash=job.case_hash, agent=agent.name
+        )
+        agent_seconds = execution.seconds if execution is not None else None
         if isinstance(got, str):
             return PairResult.failed(
                 case_id,
@@ -259,6 +325,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
                 f"no usable report: {got}",
                 unusable_reason=got,
                 agent_seconds=agent_seconds,
+                trace=trace,
             )
         ids = PairIds(env.run_id, case_id, job.case_hash, agent.name, env.image_id)
         test_hash, observations = reproduce(
@@ -283,6 +350,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
             agent,
             f"sandbox engine failed: {exc.message}",
             agent_seconds=agent_seconds,
+            trace=trace,
         )
     return PairResult(
         case_id=case_id,
@@ -298,6 +366,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
         rewrite_seed=job.trees.rewrite_seed,
         symptom=symptom_of(outcome, observations),
         observations=observations,
+        **trace,
     )
 
 
@@ -408,16 +477,34 @@ def _run_jobs(
     progress: Callable[[int, int], None] | None = None,
     secrets: Mapping[str, Mapping[str, str]] | None = None,
     agent_images: Mapping[str, str] | None = None,
+    model_keys: Mapping[str, str | None] | None = None,
 ) -> list[PairResult]:
-    """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name)."""
+    """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name).
+
+    Each agent with a network table gets one gateway for the stage, holding
+    its model's key (``model_keys``, by agent name), removed when the stage ends.
+    """
     workers = settings.workers or os.cpu_count() or 1
     limits = Limits()
     done = 0
     secrets = secrets or {}
-    scrubber = Scrubber([pair for values in secrets.values() for pair in values.items()])
-    with Executor(run_id=run_id, image=image, limits=limits, client=client) as executor:
+    keys = {
+        agent.network.api_key_env: key
+        for agent in {job.agent.name: job.agent for job in jobs}.values()
+        if agent.network is not None
+        and agent.network.api_key_env
+        and (key := (model_keys or {}).get(agent.name))
+    }
+    scrubber = Scrubber(
+        [*(p for values in secrets.values() for p in values.items()), *keys.items()]
+    )
+    with contextlib.ExitStack() as stack:
+        executor = stack.enter_context(
+            Executor(run_id=run_id, image=image, limits=limits, client=client)
+        )
+        gateways = _start_gateways(stack, jobs, run_id, client, image, model_keys or {})
         env = _Env(run_id, settings, image, image_id, limits, client, executor, secrets, scrubber)
-        env = dataclasses.replace(env, agent_images=agent_images or {})
+        env = dataclasses.replace(env, agent_images=agent_images or {}, gateways=gateways)
 
         def one(job: _Job) -> PairResult:
             nonlocal done
@@ -428,6 +515,32 @@ def _run_jobs(
             return result
 
         return map_bounded(one, jobs, max_workers=workers)
+
+
+def _start_gateways(
+    stack: contextlib.ExitStack,
+    jobs: Sequence[_Job],
+    run_id: str,
+    client: Any,
+    image: str,
+    model_keys: Mapping[str, str | None],
+) -> dict[str, Gateway]:
+    """One gateway per agent with a network table among ``jobs``, closed with ``stack``."""
+    gateways: dict[str, Gateway] = {}
+    for job in jobs:
+        agent = job.agent
+        if agent.network is None or agent.name in gateways or agent.mode is not AgentMode.COMMAND:
+            continue
+        gateway = Gateway(
+            run_id=run_id,
+            agent=agent,
+            network=agent.network,
+            key=model_keys.get(agent.name),
+            client=client,
+            image=image,
+        )
+        gateways[agent.name] = stack.enter_context(gateway)
+    return gateways
 
 
 def run_sandbox(
@@ -454,6 +567,7 @@ def run_sandbox(
     them (docs/sandbox.md#secrets).
     """
     secrets = {a.name: agent_secrets(a, corpus=corpus) for a in agents}
+    model_keys = {a.name: model_key(a, corpus=corpus) for a in agents}
     client, image, image_id, swept = _stage_env(run_id, settings)
     # Built before any container starts: a bad environment stops the stage here.
     built = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
@@ -478,6 +592,7 @@ def run_sandbox(
         progress=progress,
         secrets=secrets,
         agent_images=agent_images,
+        model_keys=model_keys,
     )
     pairs = sorted([*results, *failed], key=lambda p: (p.case_id, p.agent_version))
     return SandboxResult(

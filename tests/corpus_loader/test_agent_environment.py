@@ -62,10 +62,9 @@ def test_a_replay_agent_refuses_an_environment(tmp_path: Path) -> None:
     assert caught.value.field == "agents[1].environment"
 
 
-def test_an_image_and_an_environment_together_are_refused(tmp_path: Path) -> None:
-    """An explicit image beside an environment would leave the environment unused: refused."""
+def test_an_explicit_image_beside_an_environment_loads(tmp_path: Path) -> None:
+    """An explicit image wins over an environment (docs/agents.md); both load as given."""
     extra = 'image = "debian:bookworm"\n' + _env("env/requirements.txt")
     root = _write(tmp_path, CONFIG.replace(COMMAND, COMMAND + extra))
-    with pytest.raises(InputError, match="not both") as caught:
-        load_corpus(root)
-    assert caught.value.field == "agents[0].environment"
+    agent = load_corpus(root).config.agents[0]
+    assert agent.image == "debian:bookworm" and agent.environment is not None

@@ -12,6 +12,7 @@ Standard library only: it runs in whatever image the agent uses.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -29,10 +30,8 @@ def _pipe(source: socket.socket, sink: socket.socket) -> None:
         pass
     finally:
         for end, how in ((sink, socket.SHUT_WR), (source, socket.SHUT_RD)):
-            try:
+            with contextlib.suppress(OSError):
                 end.shutdown(how)
-            except OSError:
-                pass
 
 
 def _serve(listener: socket.socket, target: str) -> None:

@@ -73,6 +73,31 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _documents(body: bytes, content_type: str) -> list[Any]:
+    """The JSON documents of an answer: the body, or each ``data:`` line of an event stream."""
+    text = body.decode("utf-8", "replace")
+    if "event-stream" not in content_type:
+        lines = [text]
+    else:
+        lines = [
+            line[5:]
+            for line in text.splitlines()
+            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
+        ]
+    documents = []
+    for line in lines:
+        try:
+            documents.append(json.loads(line))
+        except ValueError:
+            continue
+    return documents
+
+
+def _count(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if ok else None
+
+
 def usage_of(body: bytes, content_type: str) -> dict[str, Any]:
     """``model``, ``tokens_in`` and ``tokens_out`` as the upstream reports them (JSON or SSE).
 
@@ -80,21 +105,7 @@ def usage_of(body: bytes, content_type: str) -> dict[str, Any]:
     never as zero.
     """
     found: dict[str, Any] = {"model": None, "tokens_in": None, "tokens_out": None}
-    documents: list[Any] = []
-    text = body.decode("utf-8", "replace")
-    if "event-stream" in content_type:
-        for line in text.splitlines():
-            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
-                try:
-                    documents.append(json.loads(line[5:]))
-                except ValueError:
-                    continue
-    else:
-        try:
-            documents.append(json.loads(text))
-        except ValueError:
-            return found
-    for doc in documents:
+    for doc in _documents(body, content_type):
         if not isinstance(doc, dict):
             continue
         if isinstance(doc.get("model"), str):
@@ -102,8 +113,7 @@ def usage_of(body: bytes, content_type: str) -> dict[str, Any]:
         usage = doc.get("usage")
         if isinstance(usage, dict):
             for key, name in (("tokens_in", "prompt_tokens"), ("tokens_out", "completion_tokens")):
-                value = usage.get(name)
-                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                if (value := _count(usage.get(name))) is not None:
                     found[key] = value
     return found
 
@@ -167,7 +177,10 @@ class Upstream:
     def connection(self) -> http.client.HTTPConnection:
         if self.scheme == "https":
             return http.client.HTTPSConnection(
-                self.host, self.port, timeout=UPSTREAM_TIMEOUT_S, context=ssl.create_default_context()
+                self.host,
+                self.port,
+                timeout=UPSTREAM_TIMEOUT_S,
+                context=ssl.create_default_context(),
             )
         return http.client.HTTPConnection(self.host, self.port, timeout=UPSTREAM_TIMEOUT_S)
 
@@ -179,7 +192,9 @@ class Upstream:
         segments = clean.split("/")
         if ".." in segments or "." in segments or "%2e" in clean.lower() or "\\" in clean:
             return False
-        return not self.base_path or clean == self.base_path or clean.startswith(self.base_path + "/")
+        return (
+            not self.base_path or clean == self.base_path or clean.startswith(self.base_path + "/")
+        )
 
 
 class Gateway:
@@ -206,7 +221,7 @@ class Gateway:
                 return
             self.logs.setdefault(execution, [])
         server = _UnixHTTPServer(path, _handler(self, execution))
-        os.chmod(path, 0o777)  # the agent's user connects; only its own folder is mounted
+        os.chmod(path, 0o777)  # noqa: S103 - the agent's user connects; only its folder is mounted
         with self._lock:
             self.servers[execution] = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -230,138 +245,143 @@ class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
         super().__init__(path, handler)
 
 
+class _ModelHandler(BaseHTTPRequestHandler):
+    """One agent execution's requests to its model (its listener's handler)."""
+
+    gateway: Gateway
+    execution: str
+
+    protocol_version = "HTTP/1.1"
+    server_version = "bughunt-gateway"
+    sys_version = ""
+
+    def address_string(self) -> str:
+        return "agent"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # every request is logged as a record, not as text
+
+    def do_GET(self) -> None:
+        self._relay()
+
+    do_POST = do_GET
+    do_PUT = do_GET
+    do_DELETE = do_GET
+    do_PATCH = do_GET
+
+    def _refuse(self, status: int, kind: str, message: str) -> None:
+        body = json.dumps({"error": {"message": f"bughunt gateway: {message}", "type": kind}})
+        self._answer(status, body.encode(), "application/json", [])
+
+    def _answer(
+        self, status: int, body: bytes, content_type: str, headers: list[tuple[str, str]]
+    ) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _relay(self) -> None:
+        started = time.monotonic()
+        entry: dict[str, Any] = {
+            "at": _now(),
+            "method": self.command,
+            "path": self.gateway.scrubber.scrub(self.path[:500]),
+            "status": None,
+            "bytes_in": 0,
+            "bytes_out": 0,
+            "seconds": 0.0,
+            "model": None,
+            "tokens_in": None,
+            "tokens_out": None,
+            "cost": 0.0,
+            "refused": None,
+        }
+        try:
+            self._relay_into(entry)
+        finally:
+            entry["seconds"] = round(time.monotonic() - started, 3)
+            self.gateway.log(self.execution, entry)
+
+    def _relay_into(self, entry: dict[str, Any]) -> None:
+        if self.headers.get("Transfer-Encoding"):
+            entry["refused"] = "chunked request body"
+            entry["status"] = 411
+            self._refuse(411, "length_required", "send a Content-Length body")
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            entry["refused"] = "bad or oversized body"
+            entry["status"] = 413
+            self._refuse(413, "too_large", f"bodies up to {MAX_BODY} bytes")
+            self.close_connection = True
+            return
+        body = self.rfile.read(length)
+        entry["bytes_in"] = len(body)
+        if not self.gateway.upstream.allows(self.path):
+            entry["refused"] = "not the model's API"
+            entry["status"] = 403
+            self._refuse(403, "forbidden", "only the model's API is reachable through this gateway")
+            return
+        spent = self.gateway.budget.take()
+        if spent is not None:
+            entry["refused"] = f"budget: {spent}"
+            entry["status"] = 429
+            self._refuse(429, "budget_exceeded", f"the run's budget is spent ({spent})")
+            return
+        self._forward(entry, body)
+
+    def _forward(self, entry: dict[str, Any], body: bytes) -> None:
+        upstream = self.gateway.upstream
+        headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP}
+        headers["Host"] = upstream.host_header
+        headers["Accept-Encoding"] = "identity"  # usage is read from the body
+        if self.gateway.key:
+            headers["Authorization"] = f"Bearer {self.gateway.key}"
+        connection = upstream.connection()
+        try:
+            connection.request(self.command, self.path, body=body, headers=headers)
+            response = connection.getresponse()
+            data = response.read(MAX_BODY + 1)
+            answer_headers = [
+                (name, value)
+                for name, value in response.getheaders()
+                if name.lower() not in _HOP and name.lower() != "content-type"
+            ]
+            status = response.status
+            content_type = response.getheader("Content-Type") or "application/octet-stream"
+        except (OSError, http.client.HTTPException) as exc:
+            entry["status"] = 502
+            entry["refused"] = f"upstream unreachable: {type(exc).__name__}"
+            self._refuse(502, "upstream_error", f"the model did not answer ({type(exc).__name__})")
+            return
+        finally:
+            connection.close()
+        if len(data) > MAX_BODY:
+            entry["status"] = 502
+            entry["refused"] = "upstream answer too large"
+            self._refuse(502, "upstream_error", f"the answer is over {MAX_BODY} bytes")
+            return
+        usage = usage_of(data, content_type)
+        entry.update(usage)
+        entry["cost"] = self.gateway.budget.spend(usage["tokens_in"], usage["tokens_out"])
+        entry["status"] = status
+        # An upstream may echo the key (an error naming it): the agent never sees it.
+        data = self.gateway.scrubber.scrub_bytes(data)
+        answer_headers = [(n, self.gateway.scrubber.scrub(v)) for n, v in answer_headers]
+        entry["bytes_out"] = len(data)
+        self._answer(status, data, content_type, answer_headers)
+
+
 def _handler(gateway: Gateway, execution: str) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "bughunt-gateway"
-        sys_version = ""
-
-        def address_string(self) -> str:
-            return "agent"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return  # every request is logged as a record, not as text
-
-        def do_GET(self) -> None:  # noqa: N802
-            self._relay()
-
-        do_POST = do_GET  # noqa: N815
-        do_PUT = do_GET  # noqa: N815
-        do_DELETE = do_GET  # noqa: N815
-        do_PATCH = do_GET  # noqa: N815
-
-        def _refuse(self, status: int, kind: str, message: str) -> None:
-            body = json.dumps({"error": {"message": f"bughunt gateway: {message}", "type": kind}})
-            self._answer(status, body.encode(), "application/json", [])
-
-        def _answer(
-            self, status: int, body: bytes, content_type: str, headers: list[tuple[str, str]]
-        ) -> None:
-            self.send_response(status)
-            for name, value in headers:
-                self.send_header(name, value)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _relay(self) -> None:
-            started = time.monotonic()
-            entry: dict[str, Any] = {
-                "at": _now(),
-                "method": self.command,
-                "path": gateway.scrubber.scrub(self.path[:500]),
-                "status": None,
-                "bytes_in": 0,
-                "bytes_out": 0,
-                "seconds": 0.0,
-                "model": None,
-                "tokens_in": None,
-                "tokens_out": None,
-                "cost": 0.0,
-                "refused": None,
-            }
-            try:
-                self._relay_into(entry)
-            finally:
-                entry["seconds"] = round(time.monotonic() - started, 3)
-                gateway.log(execution, entry)
-
-        def _relay_into(self, entry: dict[str, Any]) -> None:
-            if self.headers.get("Transfer-Encoding"):
-                entry["refused"] = "chunked request body"
-                entry["status"] = 411
-                self._refuse(411, "length_required", "send a Content-Length body")
-                return
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                length = -1
-            if not 0 <= length <= MAX_BODY:
-                entry["refused"] = "bad or oversized body"
-                entry["status"] = 413
-                self._refuse(413, "too_large", f"bodies up to {MAX_BODY} bytes")
-                self.close_connection = True
-                return
-            body = self.rfile.read(length)
-            entry["bytes_in"] = len(body)
-            if not gateway.upstream.allows(self.path):
-                entry["refused"] = "not the model's API"
-                entry["status"] = 403
-                self._refuse(403, "forbidden", "only the model's API is reachable through this gateway")
-                return
-            spent = gateway.budget.take()
-            if spent is not None:
-                entry["refused"] = f"budget: {spent}"
-                entry["status"] = 429
-                self._refuse(429, "budget_exceeded", f"the run's budget is spent ({spent})")
-                return
-            self._forward(entry, body)
-
-        def _forward(self, entry: dict[str, Any], body: bytes) -> None:
-            upstream = gateway.upstream
-            headers = {
-                name: value for name, value in self.headers.items() if name.lower() not in _HOP
-            }
-            headers["Host"] = upstream.host_header
-            headers["Accept-Encoding"] = "identity"  # usage is read from the body
-            if gateway.key:
-                headers["Authorization"] = f"Bearer {gateway.key}"
-            connection = upstream.connection()
-            try:
-                connection.request(self.command, self.path, body=body, headers=headers)
-                response = connection.getresponse()
-                data = response.read(MAX_BODY + 1)
-                answer_headers = [
-                    (name, value)
-                    for name, value in response.getheaders()
-                    if name.lower() not in _HOP and name.lower() != "content-type"
-                ]
-                status = response.status
-                content_type = response.getheader("Content-Type") or "application/octet-stream"
-            except (OSError, http.client.HTTPException) as exc:
-                entry["status"] = 502
-                entry["refused"] = f"upstream unreachable: {type(exc).__name__}"
-                self._refuse(502, "upstream_error", f"the model did not answer ({type(exc).__name__})")
-                return
-            finally:
-                connection.close()
-            if len(data) > MAX_BODY:
-                entry["status"] = 502
-                entry["refused"] = "upstream answer too large"
-                self._refuse(502, "upstream_error", f"the answer is over {MAX_BODY} bytes")
-                return
-            usage = usage_of(data, content_type)
-            entry.update(usage)
-            entry["cost"] = gateway.budget.spend(usage["tokens_in"], usage["tokens_out"])
-            entry["status"] = status
-            # An upstream may echo the key (an error naming it): the agent never sees it.
-            data = gateway.scrubber.scrub_bytes(data)
-            answer_headers = [(n, gateway.scrubber.scrub(v)) for n, v in answer_headers]
-            entry["bytes_out"] = len(data)
-            self._answer(status, data, content_type, answer_headers)
-
-    return Handler
+    """The handler class of one execution's listener."""
+    return type("Handler", (_ModelHandler,), {"gateway": gateway, "execution": execution})
 
 
 class _ControlHandler(socketserver.StreamRequestHandler):
@@ -371,7 +391,7 @@ class _ControlHandler(socketserver.StreamRequestHandler):
         try:
             request = json.loads(self.rfile.readline(1_000_000))
             answer = self._do(request)
-        except Exception as exc:  # noqa: BLE001 - the host gets every failure as an answer
+        except Exception as exc:
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         self.wfile.write(json.dumps(answer).encode() + b"\n")
 

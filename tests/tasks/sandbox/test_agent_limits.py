@@ -36,7 +36,7 @@ def _agent(tmp_path: Path, script: str, **own: Any) -> AgentVersion:
 
 
 def _run(agent: AgentVersion, *, run_id: str, image: str, client: Any, timeout_s: float) -> Any:
-    return run_agent(
+    done = run_agent(
         agent,
         case_id="c1",
         buggy={"a.py": b"x = 1\n"},
@@ -47,6 +47,7 @@ def _run(agent: AgentVersion, *, run_id: str, image: str, client: Any, timeout_s
         limits=Limits(),
         client=client,
     )
+    return done.got, done.seconds
 
 
 def test_unset_fields_leave_the_run_s_limits() -> None:

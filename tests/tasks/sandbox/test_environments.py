@@ -27,6 +27,7 @@ from tasks.sandbox import (
     EnvironmentBuild,
     SandboxImageError,
     SandboxSettings,
+    _envbuild,
     _environments,
     corpus_images,
     ensure_environment,
@@ -122,12 +123,12 @@ def built(docker_client: Any, sandbox_image: str, env_corpus: Path) -> Environme
 @pytest.fixture
 def created(docker_client: Any) -> Iterator[list[str]]:
     """Build containers created while the test runs (engine events, so removed ones count too)."""
-    since = int(time.time()) - 1
+    since = time.time()  # the engine takes fractions: no earlier test's container counts
     found: list[str] = []
     yield found
     events = docker_client.events(
         since=since,
-        until=int(time.time()) + 1,
+        until=time.time() + 1,
         decode=True,
         filters={"type": "container", "event": "create", "label": "bughunt.mode=environment-build"},
     )
@@ -209,10 +210,14 @@ def test_a_bad_debian_name_is_refused(tmp_path: Path) -> None:
 
 
 def test_corpus_images_lists_command_agents_with_an_environment(env_corpus: Path) -> None:
-    """Only the agent that declares an environment gets an image of its own."""
-    images = corpus_images(load_corpus(env_corpus), base="bughunt-sandbox:aaaaaaaaaaaa")
+    """Only a command agent that declares an environment, and names no image, gets one."""
+    corpus = load_corpus(env_corpus)
+    images = corpus_images(corpus, base="bughunt-sandbox:aaaaaaaaaaaa")
     assert list(images) == ["tooled"]
     assert images["tooled"].startswith("bughunt-env:")
+    tooled = next(a for a in corpus.config.agents if a.name == "tooled")
+    explicit = tooled.model_copy(update={"image": "debian:bookworm"})
+    assert corpus_images(corpus, [explicit]) == {}  # an explicit image wins
 
 
 # --- a real build -------------------------------------------------------------
@@ -253,9 +258,9 @@ def test_the_image_keeps_the_base_config_and_names_its_recipe(
     for key in ("User", "Env", "WorkingDir", "Cmd"):
         assert image["Config"][key] == base["Config"][key], key
     labels = image["Config"]["Labels"]
-    recipe = json.loads(labels[_environments.RECIPE_LABEL])
+    recipe = json.loads(labels[_envbuild.RECIPE_LABEL])
     assert (recipe["base"], recipe["debian"]) == (sandbox_image, ["jq"])
-    assert labels[_environments.BASE_ID_LABEL] == base["Id"]
+    assert labels[_envbuild.BASE_ID_LABEL] == base["Id"]
     assert all(labels[key] == "" for key in (LABEL, OWNER_LABEL, RUN_LABEL))
 
 
@@ -305,6 +310,21 @@ def test_a_changed_requirement_builds_a_new_image(
 
 
 @pytest.mark.docker
+def test_packages_the_base_has_are_not_fetched_again(
+    docker_client: Any, sandbox_image: str, tmp_path: Path
+) -> None:
+    """python3 is in the sandbox image: the environment builds with no .deb file at all."""
+    env = AgentEnvironment(debian=["python3"])
+    made = ensure_environment(
+        env, corpus_root=tmp_path, client=docker_client, base=sandbox_image, labels=TEST_LABEL
+    )
+    try:
+        assert made.built and (made.debs, made.wheels) == (0, 0)
+    finally:
+        _remove_image(docker_client, made.tag)
+
+
+@pytest.mark.docker
 def test_an_unknown_debian_package_is_bad_input_before_any_container(
     docker_client: Any, sandbox_image: str, tmp_path: Path, created: list[str]
 ) -> None:
@@ -321,6 +341,7 @@ def test_an_unknown_debian_package_is_bad_input_before_any_container(
             where="agents[3].environment",
         )
     assert caught.value.field == "agents[3].environment.debian"
+    assert caught.value.message.startswith("agent x: no Debian package")
     assert name in caught.value.message and "\n" not in str(caught.value)
     assert created == []
 
@@ -345,7 +366,8 @@ def test_an_unknown_python_package_is_bad_input_before_any_container(
     err = caught.value
     assert err.field == "agents[1].environment.requirements"
     assert err.file == str(root / "env" / "requirements.txt")
-    assert name in err.message and "\n" not in str(err)
+    assert err.message.startswith(f"agent x: no wheel of {name}==1.0")
+    assert "\n" not in str(err)
     assert created == []
 
 
@@ -421,7 +443,8 @@ def test_cli_build_with_a_bad_environment_is_one_line_before_building(tmp_path: 
     _sandbox.register(app)
     result = CliRunner().invoke(app, ["sandbox", "build", "--corpus", str(root)])
     assert result.exit_code == 2
-    assert "requirements.txt:1" in result.output and "has no --hash" in result.output
+    assert "requirements.txt:1" in result.output and "agent tooled:" in result.output
+    assert "has no --hash" in result.output
     assert "built" not in result.output and "reused" not in result.output
 
 

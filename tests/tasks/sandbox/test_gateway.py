@@ -20,15 +20,12 @@ import pytest
 
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
+from corpus import check_network, model_key
 from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import PRELUDE, Gateway, check_network, gateway_key
-from tasks.sandbox._labels import LABEL
+from tasks.sandbox._gateway import PRELUDE, Gateway
+from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
 from tasks.sandbox.gateway.gateway import Budget, Upstream, usage_of
-try:
-    from tests.leaks import assert_no_leak
-except ImportError:  # TEMP until tests/leaks.py lands
-    def assert_no_leak(text: str, value: str) -> None:
-        assert value.lower() not in text.lower()
+from tests.leaks import assert_no_leak
 
 KEY = "sk-test-" + uuid.uuid4().hex  # a fresh key per session: any trace of it is a leak
 
@@ -77,7 +74,7 @@ PROBE = textwrap.dedent(
         req = urllib.request.Request(url, data=data, method="POST",
             headers={"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"], **(headers or {})})
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=30) as r:
                 return r.status, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
@@ -128,14 +125,17 @@ PROBE = textwrap.dedent(
 
 
 def _label() -> dict[str, str]:
-    return {LABEL: "1", "bughunt.test": "gateway"}
+    # The owner label keeps a concurrent run's sweep off them while this process lives.
+    return {LABEL: "1", OWNER_LABEL: owner(), "bughunt.test": "gateway"}
 
 
 @pytest.fixture(scope="module")
 def upstreams(docker_client: Any, sandbox_image: str) -> Iterator[dict[str, str]]:
     """The scripted model and a second server on a test-made internal network; names and IPs."""
     tag = uuid.uuid4().hex[:8]
-    network = docker_client.networks.create(f"bughunt-test-up-{tag}", internal=True, labels=_label())
+    network = docker_client.networks.create(
+        f"bughunt-test-up-{tag}", internal=True, labels=_label()
+    )
     made: list[Any] = []
     found: dict[str, str] = {"network": network.name}
     try:
@@ -155,7 +155,9 @@ def upstreams(docker_client: Any, sandbox_image: str) -> Iterator[dict[str, str]
             made.append(container)
             container.reload()
             found[role] = name
-            found[f"{role}_ip"] = container.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+            found[f"{role}_ip"] = container.attrs["NetworkSettings"]["Networks"][network.name][
+                "IPAddress"
+            ]
         yield found
     finally:
         for container in made:
@@ -173,25 +175,34 @@ def _agent(upstreams: dict[str, str], **net: Any) -> AgentVersion:
         **net,
     )
     return AgentVersion(
-        name="llm", family="f", mode=AgentMode.COMMAND, command=["true"], path="/nowhere", network=network
+        name="llm",
+        family="f",
+        mode=AgentMode.COMMAND,
+        command=["true"],
+        path="/nowhere",
+        network=network,
     )
 
 
-def _run(gateway: Gateway, docker_client: Any, script: str, argv: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    with gateway.execution() as access:
-        with Executor(
+def _run(
+    gateway: Gateway, docker_client: Any, script: str, argv: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    with (
+        gateway.execution() as access,
+        Executor(
             run_id=gateway.run_id,
             client=docker_client,
             env=access.env,
             main=access.main_command(),
             volumes=access.volumes(),
             prelude=PRELUDE,
-        ) as executor:
-            result = executor.run(
-                ["python3", "probe.py", *argv],
-                workspace={"probe.py": script.encode()},
-                timeout_s=120,
-            )
+        ) as executor,
+    ):
+        result = executor.run(
+            ["python3", "probe.py", *argv],
+            workspace={"probe.py": script.encode()},
+            timeout_s=120,
+        )
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
     return lines, access.log
@@ -202,7 +213,9 @@ def test_only_the_model_is_reachable_and_the_key_never_enters(
 ) -> None:
     agent = _agent(upstreams)
     assert agent.network is not None
-    with Gateway(run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client) as gateway:
+    with Gateway(
+        run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
+    ) as gateway:
         lines, log = _run(
             gateway,
             docker_client,
@@ -215,7 +228,9 @@ def test_only_the_model_is_reachable_and_the_key_never_enters(
     content = json.loads(by["model"]["body"])["choices"][0]["message"]["content"]
     assert content.startswith("model says: hello | auth=Bearer [secret:BUGHUNT_TEST_MODEL_KEY]")
     # A Host header naming the other server changes nothing: the model still answers.
-    assert json.loads(by["host-header"]["body"])["choices"][0]["message"]["content"].startswith("model says")
+    assert json.loads(by["host-header"]["body"])["choices"][0]["message"]["content"].startswith(
+        "model says"
+    )
     paths = [line for line in lines if line["what"] == "path"]
     assert len(paths) == 4 and all(line["status"] == 403 for line in paths), paths
     assert " 403 " in by["absolute-form"]["answer"]
@@ -226,17 +241,20 @@ def test_only_the_model_is_reachable_and_the_key_never_enters(
     interfaces = [row.split(":")[0].strip() for row in by["interfaces"]["dev"].splitlines()[2:]]
     assert interfaces == ["lo"]
     # The key is nowhere the agent can look, in no encoding.
-    assert_no_leak(json.dumps(lines), KEY)
+    assert_no_leak(KEY, lines, "what the agent saw")
     assert "BUGHUNT_GATEWAY_KEY" not in by["dump"]["dump"]["env"]
     # The request log: every request, with usage and cost of the answered ones.
     answered = [entry for entry in log if entry["status"] == 200]
     assert len(answered) == 2
-    assert all(e["tokens_in"] == 11 and e["tokens_out"] == 7 and e["model"] == "model-model" for e in answered)
+    assert all(
+        e["tokens_in"] == 11 and e["tokens_out"] == 7 and e["model"] == "model-model"
+        for e in answered
+    )
     assert answered[0]["cost"] == pytest.approx((11 * 1.0 + 7 * 2.0) / 1e6)
     refused = [entry for entry in log if entry["status"] == 403]
     assert len(refused) == 5 and all(entry["refused"] == "not the model's API" for entry in refused)
     assert all(entry["method"] in ("POST", "GET") and entry["seconds"] >= 0 for entry in log)
-    assert_no_leak(json.dumps(log), KEY)
+    assert_no_leak(KEY, log, "the request log")
 
 
 BUDGET_PROBE = textwrap.dedent(
@@ -246,7 +264,7 @@ BUDGET_PROBE = textwrap.dedent(
         req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
             data=json.dumps({"messages": [{"role": "user", "content": str(i)}]}).encode(), method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=30) as r:
                 print(json.dumps({"status": r.status}))
         except urllib.error.HTTPError as e:
             print(json.dumps({"status": e.code, "body": e.read().decode()}))
@@ -259,7 +277,9 @@ def test_budget_is_shared_by_executions_and_refuses_past_it(
 ) -> None:
     agent = _agent(upstreams, max_requests=5)
     assert agent.network is not None
-    with Gateway(run_id=run_id, agent=agent, network=agent.network, key=None, client=docker_client) as gateway:
+    with Gateway(
+        run_id=run_id, agent=agent, network=agent.network, key=None, client=docker_client
+    ) as gateway:
         first, log1 = _run(gateway, docker_client, BUDGET_PROBE, [])
         second, log2 = _run(gateway, docker_client, BUDGET_PROBE, [])
         stats = gateway.stats()
@@ -277,10 +297,14 @@ def test_gateway_containers_and_folders_are_gone_after(
 ) -> None:
     agent = _agent(upstreams)
     assert agent.network is not None
-    gateway = Gateway(run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client)
+    gateway = Gateway(
+        run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
+    )
     with gateway:
         assert gateway.folder.is_dir()
-        mine = docker_client.api.containers(filters={"label": [f"bughunt.run_id={run_id}", "bughunt.mode=gateway"]})
+        mine = docker_client.api.containers(
+            filters={"label": [f"bughunt.run_id={run_id}", "bughunt.mode=gateway"]}
+        )
         assert len(mine) == 1
         # The key is in the gateway's environment only, never in its folder (mounted nowhere else).
         files = b"".join(p.read_bytes() for p in gateway.folder.rglob("*") if p.is_file())
@@ -308,10 +332,15 @@ def test_a_network_table_that_cannot_work_is_refused_naming_the_field(
     net: dict[str, Any], field: str, words: str
 ) -> None:
     agent = AgentVersion(
-        name="llm", family="f", mode=AgentMode.COMMAND, command=["true"], path="/x", network=AgentNetwork(**net)
+        name="llm",
+        family="f",
+        mode=AgentMode.COMMAND,
+        command=["true"],
+        path="/x",
+        network=AgentNetwork(**net),
     )
     with pytest.raises(InputError) as caught:
-        check_network(agent, at="agents[0]")
+        check_network(agent, at="agents[0]", file="corpus.toml")
     assert caught.value.field == field
     assert words in str(caught.value) and "llm" in str(caught.value)
 
@@ -326,23 +355,29 @@ def test_a_missing_key_variable_is_refused_without_its_value() -> None:
         network=AgentNetwork(model="http://h/v1", api_key_env="MY_KEY"),
     )
     with pytest.raises(InputError) as caught:
-        gateway_key(agent, at="agents[2]", environ={})
-    assert caught.value.field == "agents[2].network.api_key_env" and "MY_KEY" in str(caught.value)
-    assert gateway_key(agent, at="agents[2]", environ={"MY_KEY": "v" * 20}) == "v" * 20
+        model_key(agent, environ={})
+    assert caught.value.field == "network.api_key_env" and "MY_KEY" in str(caught.value)
+    assert model_key(agent, environ={"MY_KEY": "v" * 20}) == "v" * 20
 
 
 # --- the gateway's own rules, on the host --------------------------------------------
 
 
 def test_usage_is_read_from_json_and_event_streams_and_absent_is_none() -> None:
-    body = json.dumps({"model": "m1", "usage": {"prompt_tokens": 3, "completion_tokens": 4}}).encode()
+    body = json.dumps(
+        {"model": "m1", "usage": {"prompt_tokens": 3, "completion_tokens": 4}}
+    ).encode()
     assert usage_of(body, "application/json") == {"model": "m1", "tokens_in": 3, "tokens_out": 4}
     stream = (
         b'data: {"model": "m2", "choices": []}\n\n'
         b'data: {"model": "m2", "usage": {"prompt_tokens": 5, "completion_tokens": 6}}\n\ndata: [DONE]\n\n'
     )
     assert usage_of(stream, "text/event-stream") == {"model": "m2", "tokens_in": 5, "tokens_out": 6}
-    assert usage_of(b"not json", "application/json") == {"model": None, "tokens_in": None, "tokens_out": None}
+    assert usage_of(b"not json", "application/json") == {
+        "model": None,
+        "tokens_in": None,
+        "tokens_out": None,
+    }
     bad = json.dumps({"usage": {"prompt_tokens": -1, "completion_tokens": True}}).encode()
     assert usage_of(bad, "application/json")["tokens_in"] is None
 

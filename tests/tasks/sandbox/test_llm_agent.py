@@ -23,28 +23,21 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from docker.errors import NotFound
 
-from bughunt.models import AgentVersion, BugReport
+from bughunt.models import AgentNetwork, AgentVersion, BugReport
 from corpus import Corpus, agent_view, load_corpus
-from tasks.sandbox._agents import (
-    _AGENT_ENV,
-    REPORT_PATH,
-    agent_deadline,
-    agent_limits,
-    agent_workspace,
-    parse_report,
-)
+from tasks.sandbox._agents import AgentExecution, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._environments import ensure_environment
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import PRELUDE, Gateway
-from tasks.sandbox._labels import LABEL, RUN_LABEL
+from tasks.sandbox._gateway import Gateway
+from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tasks.sandbox._trees import Files, apply_patch
 from tests.fixtures import scripted_model
 from tests.flows.corpora import DEMO
@@ -72,7 +65,8 @@ def _steps(case_id: str) -> int:
 
 
 def _label() -> dict[str, str]:
-    return {LABEL: "1", "bughunt.test": "llm-agent"}
+    # The owner label (this process, alive) keeps a concurrent run's sweep off them.
+    return {LABEL: "1", OWNER_LABEL: owner(), "bughunt.test": "llm-agent"}
 
 
 @pytest.fixture(scope="module")
@@ -102,18 +96,6 @@ def _case_files(demo: Corpus, case_id: str) -> tuple[Files, dict[str, object]]:
 
 
 # --- in containers, through the gateway ------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Hunt:
-    """One agent execution: what it handed in, printed and what its gateway logged."""
-
-    got: BugReport | str
-    collected: bytes | None
-    output: str
-    exit_code: int | None
-    log: list[dict[str, Any]]
-    seconds: float
 
 
 @pytest.fixture(scope="module")
@@ -153,37 +135,33 @@ def scripted_upstream(
             time.sleep(0.1)
         yield {"name": container.name, "network": network.name}
     finally:
-        if container is not None:
-            container.remove(force=True)
-        network.remove()
+        try:
+            if container is not None:
+                container.remove(force=True)
+        except NotFound:
+            pass  # gone already: the network must still go
+        finally:
+            network.remove()
 
 
-@pytest.fixture(scope="module")
-def hunts(
-    docker_client: Any,
-    demo: Corpus,
-    llm_image: str,
-    scripted_upstream: dict[str, str],
-) -> Iterator[tuple[dict[str, Hunt], dict[str, Any]]]:
-    """The llm agent run on every case through one gateway (as in a run); hunts and the gateway's stats."""
-    agent = _llm(demo)
-    assert agent.network is not None and agent.command
-    network = agent.network.model_copy(
-        update={
-            "model": f"http://{scripted_upstream['name']}:8000/v1",
-            "upstream_network": scripted_upstream["network"],
-        }
-    )
+def _network(demo: Corpus, upstream: dict[str, str], **budget: int) -> AgentNetwork:
+    """The llm agent's network table, pointed at the scripted model."""
+    network = _llm(demo).network
+    assert network is not None
+    update: dict[str, Any] = {
+        "model": f"http://{upstream['name']}:8000/v1",
+        "upstream_network": upstream["network"],
+        **budget,
+    }
+    return network.model_copy(update=update)
+
+
+@contextmanager
+def _run_id(docker_client: Any) -> Iterator[str]:
+    """A fresh run id; afterwards no container of that run may be left."""
     run_id = f"test-llm-{uuid.uuid4().hex[:10]}"
-    found: dict[str, Hunt] = {}
     try:
-        with Gateway(
-            run_id=run_id, agent=agent, network=network, key=KEY, client=docker_client
-        ) as gateway:
-            for case_id in CASES:
-                found[case_id] = _hunt(gateway, agent, llm_image, docker_client, demo, case_id)
-            stats = gateway.stats()
-        yield found, stats
+        yield run_id
     finally:
         left = docker_client.api.containers(
             all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={run_id}"]}
@@ -193,58 +171,67 @@ def hunts(
         assert not left, f"containers left behind by run {run_id}"
 
 
+@pytest.fixture(scope="module")
+def hunts(
+    docker_client: Any,
+    demo: Corpus,
+    llm_image: str,
+    scripted_upstream: dict[str, str],
+) -> Iterator[tuple[dict[str, AgentExecution], dict[str, Any]]]:
+    """The llm agent run on every case through one gateway (as in a run); hunts and the gateway's stats."""
+    agent = _llm(demo)
+    found: dict[str, AgentExecution] = {}
+    with (
+        _run_id(docker_client) as run_id,
+        Gateway(
+            run_id=run_id,
+            agent=agent,
+            network=_network(demo, scripted_upstream),
+            key=KEY,
+            client=docker_client,
+        ) as gateway,
+    ):
+        for case_id in CASES:
+            found[case_id] = _hunt(gateway, agent, llm_image, docker_client, demo, case_id)
+        stats = gateway.stats()
+    yield found, stats
+
+
 def _hunt(
     gateway: Gateway, agent: AgentVersion, image: str, client: Any, demo: Corpus, case_id: str
-) -> Hunt:
+) -> AgentExecution:
     """One execution as the sandbox stage runs a networked agent.
 
-    Driven by hand like test_gateway.py's ``_run``: ``run_agent`` does not take
-    a gateway yet (when it does, call it with one here).
+    No secrets and no run scrubber are passed: nothing is scrubbed, so a key
+    that leaked into the agent's output, report or requests would show.
     """
-    assert agent.command
     view, info = _case_files(demo, case_id)
-    with (
-        gateway.execution() as access,
-        Executor(
-            run_id=gateway.run_id,
-            image=image,
-            limits=agent_limits(agent, Limits()),
-            env={**access.env, **_AGENT_ENV},
-            client=client,
-            main=access.main_command(),
-            volumes=access.volumes(),
-            prelude=PRELUDE,
-        ) as executor,
-    ):
-        result = executor.run(
-            agent.command,
-            workspace=agent_workspace(agent, view, info),
-            timeout_s=agent_deadline(agent, 180.0),
-            collect=REPORT_PATH,
-        )
-    got: BugReport | str = (
-        parse_report(result.collected, source=f"llm on {case_id}", agent=agent)
-        if result.collected is not None
-        else f"no report (exit {result.exit_code}): {result.output[-500:]}"
-    )
-    return Hunt(
-        got, result.collected, result.output, result.exit_code, access.log, result.duration_s
+    return run_agent(
+        agent,
+        case_id=case_id,
+        buggy=view,
+        case=info,
+        run_id=gateway.run_id,
+        image=image,
+        timeout_s=180.0,
+        limits=Limits(),
+        client=client,
+        gateway=gateway,
     )
 
 
-def _report(hunt: Hunt) -> BugReport:
-    assert isinstance(hunt.got, BugReport), f"{hunt.got}\n--- agent output ---\n{hunt.output}"
+def _report(hunt: AgentExecution) -> BugReport:
+    assert isinstance(hunt.got, BugReport), f"{hunt.got}\n--- transcript ---\n{hunt.transcript}"
     return hunt.got
 
 
 def test_each_report_is_valid_and_files_the_playbooks_test(
-    hunts: tuple[dict[str, Hunt], dict[str, Any]], book: dict[str, Any]
+    hunts: tuple[dict[str, AgentExecution], dict[str, Any]], book: dict[str, Any]
 ) -> None:
     """The agent files a valid report per case whose repro is the one the model wrote, run on the buggy tree."""
     found, _ = hunts
     for case_id, hunt in found.items():
-        assert hunt.exit_code == 0, hunt.output
-        report = _report(hunt)
+        report = _report(hunt)  # a report at all: the agent exited 0
         played = book[case_id]["report"]
         assert report.case_id == case_id and report.agent_version == "llm"
         assert report.repro_test == played["repro_test"]
@@ -256,26 +243,26 @@ def test_each_report_is_valid_and_files_the_playbooks_test(
 
 
 def test_the_agent_sees_the_tree_without_the_oracle(
-    hunts: tuple[dict[str, Hunt], dict[str, Any]],
+    hunts: tuple[dict[str, AgentExecution], dict[str, Any]],
 ) -> None:
     """list_files shows the package and no test of the target (the oracle is held out)."""
     for hunt in hunts[0].values():
-        listing = next(line for line in hunt.output.splitlines() if "-> pytest.ini" in line)
+        listing = next(line for line in hunt.transcript.splitlines() if "-> pytest.ini" in line)
         assert "ledgerlite/account.py" in listing
         assert "tests/" not in listing and "conftest" not in listing
 
 
 def test_the_gateway_logs_every_model_call_with_its_usage(
-    hunts: tuple[dict[str, Hunt], dict[str, Any]], demo: Corpus
+    hunts: tuple[dict[str, AgentExecution], dict[str, Any]], demo: Corpus
 ) -> None:
     """One logged request per step (the agent's transcript agrees), each with model, tokens and cost."""
     found, stats = hunts
     network = _llm(demo).network
     assert network is not None
     for case_id, hunt in found.items():
-        steps = [line for line in hunt.output.splitlines() if f"/20: {MODEL}, " in line]
-        assert len(hunt.log) == len(steps) == _steps(case_id), hunt.output
-        for entry in hunt.log:
+        steps = [line for line in hunt.transcript.splitlines() if f"/20: {MODEL}, " in line]
+        assert len(hunt.calls) == len(steps) == _steps(case_id), hunt.transcript
+        for entry in hunt.calls:
             assert entry["status"] == 200 and entry["refused"] is None, entry
             assert entry["method"] == "POST" and entry["path"] == "/v1/chat/completions"
             assert entry["model"] == MODEL
@@ -285,33 +272,65 @@ def test_the_gateway_logs_every_model_call_with_its_usage(
             ) / 1e6
             assert entry["cost"] == pytest.approx(cost)
         # The request grows by each tool result: the agent sends the whole conversation back.
-        sizes = [entry["tokens_in"] for entry in hunt.log]
+        sizes = [entry["tokens_in"] for entry in hunt.calls]
         assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
-    logs = [entry for hunt in found.values() for entry in hunt.log]
+    logs = [entry for hunt in found.values() for entry in hunt.calls]
     assert stats["requests"] == len(logs) == sum(_steps(c) for c in CASES)
     assert stats["tokens"] == sum(e["tokens_in"] + e["tokens_out"] for e in logs)
 
 
 def test_bad_model_answers_go_back_as_errors_and_the_hunt_goes_on(
-    hunts: tuple[dict[str, Hunt], dict[str, Any]],
+    hunts: tuple[dict[str, AgentExecution], dict[str, Any]],
 ) -> None:
     """No tool call, bad JSON, an unknown tool, bad arguments: each is an error to the model, not a crash."""
     hunt = hunts[0][DETOUR_CASE]
-    said = [line for line in hunt.output.splitlines() if "-> error:" in line]
-    assert len(said) == len(DETOURS), hunt.output
+    said = [line for line in hunt.transcript.splitlines() if "-> error:" in line]
+    assert len(said) == len(DETOURS), hunt.transcript
     for (_move, words), line in zip(DETOURS, said, strict=True):
         assert words in line, (words, line)
     assert "no tool call" in said[0]
     assert _report(hunt).repro_test
 
 
-def test_the_key_never_reaches_the_agent(hunts: tuple[dict[str, Hunt], dict[str, Any]]) -> None:
+def test_the_key_never_reaches_the_agent(
+    hunts: tuple[dict[str, AgentExecution], dict[str, Any]],
+) -> None:
     """The model demanded the key on every call and got it, yet no form of it is in anything the agent printed or wrote."""
     for hunt in hunts[0].values():
-        assert all(entry["status"] == 200 for entry in hunt.log)  # 401 without the key
-        assert_no_leak(KEY, hunt.output, "the agent's output")
-        assert_no_leak(KEY, (hunt.collected or b"").decode("utf-8", "replace"), "the report file")
-        assert_no_leak(KEY, hunt.log, "the gateway's log")
+        assert all(entry["status"] == 200 for entry in hunt.calls)  # 401 without the key
+        assert_no_leak(KEY, hunt.transcript, "the agent's output")
+        assert_no_leak(KEY, hunt.got, "the report")
+        assert_no_leak(KEY, hunt.calls, "the gateway's log")
+
+
+def test_a_spent_budget_ends_the_hunt_with_the_test_it_wrote(
+    docker_client: Any,
+    demo: Corpus,
+    llm_image: str,
+    scripted_upstream: dict[str, str],
+    book: dict[str, Any],
+) -> None:
+    """Past max_requests the gateway refuses; the agent stops and files the test it had written."""
+    agent, case_id = _llm(demo), CASES[0]
+    with (
+        _run_id(docker_client) as run_id,
+        Gateway(
+            run_id=run_id,
+            agent=agent,
+            network=_network(demo, scripted_upstream, max_requests=3),
+            key=KEY,
+            client=docker_client,
+        ) as gateway,
+    ):
+        hunt = _hunt(gateway, agent, llm_image, docker_client, demo, case_id)
+    report = _report(hunt)
+    assert report.title.startswith("Unfinished hunt: ")
+    assert "the model API failed at step 4: RateLimitError" in report.summary
+    assert report.repro_test == book[case_id]["report"]["repro_test"]
+    assert [e["status"] for e in hunt.calls][:3] == [200, 200, 200]
+    refused = hunt.calls[3:]
+    assert refused and all(e["status"] == 429 for e in refused)
+    assert all(e["refused"] == "budget: max_requests=3 spent" for e in refused)
 
 
 # --- on the host, against the same server in-process ---------------------------------

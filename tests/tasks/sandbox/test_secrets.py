@@ -93,7 +93,7 @@ def _run_agent(
         path=str(_agent_folder(tmp_path / "agent")),
         env=[NAME],
     )
-    got, _seconds = run_agent(
+    got = run_agent(
         agent,
         case_id=CASE,
         buggy={"pkg/__init__.py": b""},
@@ -104,7 +104,7 @@ def _run_agent(
         limits=Limits(),
         client=client,
         secrets={NAME: value},
-    )
+    ).got
     return got
 
 
