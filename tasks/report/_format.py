@@ -44,6 +44,11 @@ def pct(value: float, digits: int = 0) -> str:
     return f"{100 * value:.{digits}f}%"
 
 
+def num(value: float | None, digits: int = 0) -> str:
+    """A figure with ``digits`` decimals; an em dash for a figure that is not there."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
 def interval(ci: Interval, digits: int = 0) -> str:
     """``(0.39, 0.84)`` → ``39–84%``."""
     lo, hi = ci

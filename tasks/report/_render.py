@@ -71,6 +71,7 @@ _TRUSTED: dict[str, Callable[..., str]] = {
     "repro_cell": _repro_cell,
     "metric": _metric,
     "plural": fmt.plural,
+    "num": fmt.num,
     "dt": _dt,
     "kind": _kind,
 }

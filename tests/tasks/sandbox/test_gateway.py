@@ -390,7 +390,8 @@ def test_budget_refuses_on_tokens_and_cost_once_spent() -> None:
     costly = Budget({"max_cost": 0.01, "price_in": 1000.0})
     assert costly.take() is None
     assert costly.spend(10, None) == pytest.approx(0.01)
-    assert costly.take() is not None and costly.take().startswith("max_cost=0.01 spent")
+    refused = costly.take()
+    assert refused is not None and refused.startswith("max_cost=0.01 spent")
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker.errors import NotFound
 
 from bughunt.models import AgentNetwork, AgentVersion, BugReport
 from corpus import Corpus, agent_view, load_corpus
@@ -37,9 +35,9 @@ from tasks.sandbox._agents import AgentExecution, run_agent
 from tasks.sandbox._container import Limits
 from tasks.sandbox._environments import ensure_environment
 from tasks.sandbox._gateway import Gateway
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
+from tasks.sandbox._labels import LABEL, RUN_LABEL
 from tasks.sandbox._trees import Files, apply_patch
-from tests.fixtures import scripted_model
+from tests.fixtures import model_upstream, scripted_model
 from tests.flows.corpora import DEMO
 from tests.leaks import assert_no_leak
 
@@ -65,8 +63,7 @@ def _steps(case_id: str) -> int:
 
 
 def _label() -> dict[str, str]:
-    # The owner label (this process, alive) keeps a concurrent run's sweep off them.
-    return {LABEL: "1", OWNER_LABEL: owner(), "bughunt.test": "llm-agent"}
+    return model_upstream.test_labels("llm-agent")
 
 
 @pytest.fixture(scope="module")
@@ -111,37 +108,8 @@ def scripted_upstream(
     docker_client: Any, sandbox_image: str, book: dict[str, Any]
 ) -> Iterator[dict[str, str]]:
     """The scripted model in a container on a test-made internal network; its name and network."""
-    tag = uuid.uuid4().hex[:8]
-    network = docker_client.networks.create(
-        f"bughunt-test-llm-{tag}", internal=True, labels=_label()
-    )
-    container: Any = None
-    try:
-        container = docker_client.containers.run(
-            sandbox_image,
-            ["python3", "-c", Path(scripted_model.__file__).read_text(), "--port", "8000"],
-            name=f"bughunt-test-model-{tag}",
-            network=network.name,
-            detach=True,
-            user="10001:10001",
-            read_only=True,
-            cap_drop=["ALL"],
-            environment={"SCRIPTED_MODEL_PLAYBOOK": json.dumps(book), "SCRIPTED_MODEL_KEY": KEY},
-            labels=_label(),
-        )
-        deadline = time.monotonic() + 20
-        while b"scripted model on" not in container.logs():
-            assert time.monotonic() < deadline, container.logs().decode(errors="replace")
-            time.sleep(0.1)
-        yield {"name": container.name, "network": network.name}
-    finally:
-        try:
-            if container is not None:
-                container.remove(force=True)
-        except NotFound:
-            pass  # gone already: the network must still go
-        finally:
-            network.remove()
+    with model_upstream.scripted_upstream(docker_client, sandbox_image, book, KEY) as found:
+        yield found
 
 
 def _network(demo: Corpus, upstream: dict[str, str], **budget: int) -> AgentNetwork:
