@@ -37,6 +37,7 @@ from corpus import (
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
+from tasks.sandbox import corpus_images
 from tasks.score import GateThresholds, load_gate_thresholds
 
 OPERATIONAL: frozenset[str] = frozenset(
@@ -92,6 +93,23 @@ def _show(value: Any) -> str:
     return text[:12] if isinstance(value, str) and len(text) == 64 else text
 
 
+_NO_DEFAULT = object()
+
+
+def _default(key: str) -> Any:
+    """A run parameter's default, as JSON: what a run recorded before the parameter existed had.
+
+    A run started by an older bughunt did not record a parameter added since;
+    it ran with that parameter's default, so resuming it with the default is
+    resuming it with the same inputs.
+    """
+    field = RunParams.model_fields.get(key)
+    if field is None or field.is_required():
+        return _NO_DEFAULT
+    value = field.get_default(call_default_factory=True)
+    return value.value if hasattr(value, "value") else value
+
+
 def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> None:
     """Refuse to resume ``run_id`` with inputs other than those it recorded.
 
@@ -108,8 +126,10 @@ def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> Non
         changed = [
             f"{key}: {_show(recorded.get(key))} → {_show(inputs.get(key))}"
             for key in sorted({*recorded, *inputs})
-            if recorded.get(key) != inputs.get(key)
+            if recorded.get(key, _default(key)) != inputs.get(key, _default(key))
         ]
+        if not changed:
+            continue
         raise InputError(
             f"run {run_id} was started with other inputs ({'; '.join(changed)}); "
             "resume it with the same inputs, or give a new --run-id (nothing was run)",
@@ -179,6 +199,8 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     for agent in (baseline, candidate):  # a missing secret stops the run before any container
         agent_secrets(agent, corpus=corpus)
         model_key(agent, corpus=corpus)
+    # Each environment's recipe (package names, a hashed requirements file): no engine, no network.
+    corpus_images(corpus, [baseline, candidate])
     judges = _judges(params)
     gate = load_gate_thresholds()
     hash_cache = str(store.path.parent / CACHE_FILE)

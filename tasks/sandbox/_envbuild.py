@@ -44,7 +44,9 @@ _STAGING = "/var/tmp/bughunt-env"  # noqa: S108 - inside the build container, wh
 _INSTALL = f"""set -eu
 export DEBIAN_FRONTEND=noninteractive
 cd {_STAGING}
-if [ -d debs ]; then dpkg -i debs/*.deb; fi
+# dpkg -i takes the files in no dependency order: one whose pre-dependency is in the
+# same batch is refused until that one is configured, which the next pass finds done.
+if [ -d debs ]; then dpkg -i debs/*.deb || dpkg -i debs/*.deb || dpkg -i debs/*.deb; fi
 if [ -f requirements.txt ]; then
   dpkg-deb -x pip.deb pip
   PYTHONPATH="$(echo pip/usr/share/python-wheels/pip-*.whl)" python3 -m pip install \\

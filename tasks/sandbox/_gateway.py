@@ -48,8 +48,10 @@ from docker.errors import APIError
 from docker.types import LogConfig
 
 from bughunt.models import AgentNetwork, AgentVersion
+from bughunt.ownership import Owner
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
+from tasks.sandbox._labels import owner
 from tasks.sandbox._recipe import image_tag
 
 log = logging.getLogger("bughunt.sandbox")
@@ -69,6 +71,40 @@ _FORWARD_READY = "/tmp/.bughunt-gateway-ready"  # noqa: S108 - the container's o
 PRELUDE = (
     f"i=0; while [ ! -e {_FORWARD_READY} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
 )
+
+
+FOLDER_PREFIX = "bughunt-gw-"
+"""Name prefix of every gateway folder (in the system's temporary folder)."""
+OWNER_FILE = "owner"
+"""The owner label of the run that made a gateway folder."""
+_UNOWNED_GRACE_S = 60.0
+
+
+def sweep_folders(root: Path | None = None) -> list[str]:
+    """Remove gateway folders whose run is dead (killed before it could); their names.
+
+    A folder is a dead run's when its owner file names a dead owner
+    (:meth:`~bughunt.ownership.Owner.is_dead`, checked against the folder's
+    age) or names none (made before owners were written, or never finished).
+    Folders of live runs are kept.
+    """
+    swept = []
+    for folder in sorted((root or Path(tempfile.gettempdir())).glob(f"{FOLDER_PREFIX}*")):
+        try:
+            made = folder.stat().st_mtime
+        except OSError:
+            continue  # removed meanwhile
+        try:
+            token: str | None = (folder / OWNER_FILE).read_text().strip()
+        except OSError:
+            token = None
+        if token is None and time.time() - made < _UNOWNED_GRACE_S:
+            continue  # a live run may be writing its owner file right now
+        found = Owner.parse(token)
+        if found is None or found.is_dead(made):
+            shutil.rmtree(folder, ignore_errors=True)
+            swept.append(folder.name)
+    return swept
 
 
 class GatewayError(SandboxEngineError):
@@ -138,7 +174,9 @@ class Gateway:
         self._key = key
         self._client = client
         self._image = image or image_tag()
-        self.folder = Path(tempfile.mkdtemp(prefix="bughunt-gw-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        # Who made it: a killed run's folder is swept by the next run (sweep_folders).
+        (self.folder / OWNER_FILE).write_text(owner())
         self._container: Any = None
         self._base_path = urlsplit(network.model).path.rstrip("/")
 

@@ -24,6 +24,7 @@ from docker.errors import APIError, DockerException, NotFound
 from bughunt.ownership import Owner, claim, sweep_processes
 from tasks.sandbox._engine import connect
 from tasks.sandbox._errors import SandboxEngineError, SandboxUnavailable
+from tasks.sandbox._gateway import sweep_folders
 from tasks.sandbox._labels import LABEL, OWNER_LABEL
 
 log = logging.getLogger("bughunt.sandbox")
@@ -41,6 +42,8 @@ class Swept:
     """Short ids of containers removed."""
     networks: list[str] = field(default_factory=list)
     """Names of networks removed."""
+    folders: list[str] = field(default_factory=list)
+    """Names of agent gateway folders removed (the host's temporary folder)."""
 
     def line(self) -> str:
         """One line naming what went, e.g. ``2 process(es) (10, 11), 1 container(s) (…), …``."""
@@ -48,6 +51,7 @@ class Swept:
             ("process(es)", [str(p) for p in self.processes]),
             ("container(s)", self.containers),
             ("network(s)", self.networks),
+            ("gateway folder(s)", self.folders),
         )
         return ", ".join(
             f"{len(names)} {kind}" + (f" ({', '.join(names)})" if names else "")
@@ -55,7 +59,7 @@ class Swept:
         )
 
     def __bool__(self) -> bool:
-        return bool(self.processes or self.containers or self.networks)
+        return bool(self.processes or self.containers or self.networks or self.folders)
 
 
 def _made_at(created: object) -> float | None:
@@ -153,7 +157,7 @@ def claim_and_sweep(run_id: str | None = None) -> Swept:
         engine = sweep_engine(connect(timeout_s=_ENGINE_TIMEOUT_S))
     except (SandboxUnavailable, SandboxEngineError) as exc:
         log.info("leftover containers not swept: %s", exc)
-    swept = Swept(processes, engine.containers, engine.networks)
+    swept = Swept(processes, engine.containers, engine.networks, sweep_folders())
     if swept:
         who = f"run {run_id} " if run_id else ""
         log.warning("%sswept leftovers of dead runs: %s", who, swept.line())

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
+from bughunt.models import RunInfo, RunKind, RunStatus
 from flows import RunParams, nightly_flow
+from flows._inputs import INPUTS_KEY, check_same_inputs
 from ledger import Ledger
 from tests.flows.corpora import mini_corpus
 
@@ -101,3 +103,25 @@ def test_the_same_corpus_elsewhere_is_the_same_input(
     runs = Ledger(ledger).query("SELECT count(*) AS n FROM runs")[0]["n"]
     nightly_flow(params=RunParams(**{**params, "corpus": str(copy)}))
     assert Ledger(ledger).query("SELECT count(*) AS n FROM runs")[0]["n"] > runs
+
+
+def test_a_run_recorded_before_a_parameter_existed_resumes_with_its_default(ledger: Ledger) -> None:
+    """An older bughunt recorded no ``agent_timeout_s``: it ran with the default, so the default
+    resumes it and any other value is refused (no engine, no flow: the check alone)."""
+    now = {"kind": "nightly", "repeats": 1, "agent_timeout_s": 180.0, "corpus_content": "c"}
+    old = {key: value for key, value in now.items() if key != "agent_timeout_s"}
+    ledger.write(
+        [
+            RunInfo(
+                run_id="old-run",
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.RUNNING,
+                parameters={INPUTS_KEY: old},
+            )
+        ]
+    )
+    check_same_inputs(ledger, "old-run", now)
+    with pytest.raises(InputError, match=r"agent_timeout_s: None → 60\.0"):
+        check_same_inputs(ledger, "old-run", {**now, "agent_timeout_s": 60.0})
+    with pytest.raises(InputError, match=r"repeats: 1 → 2"):
+        check_same_inputs(ledger, "old-run", {**now, "repeats": 2})

@@ -11,9 +11,12 @@ agent would show.
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import textwrap
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +25,7 @@ from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
 from corpus import check_network, model_key
 from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import PRELUDE, Gateway
+from tasks.sandbox._gateway import FOLDER_PREFIX, OWNER_FILE, PRELUDE, Gateway, sweep_folders
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
 from tasks.sandbox.gateway.gateway import Budget, Upstream, usage_of
 from tests.leaks import assert_no_leak
@@ -413,3 +416,25 @@ def test_budget_refuses_on_tokens_and_cost_once_spent() -> None:
 )
 def test_only_paths_under_the_api_base_are_forwarded(path: str, allowed: bool) -> None:
     assert Upstream("http://model:8000/v1").allows(path) is allowed
+
+
+def test_a_dead_runs_gateway_folder_is_swept_and_a_live_ones_kept(tmp_path: Path) -> None:
+    """The next run removes what a killed run's gateway left in the temporary folder."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    folders = {
+        "dead": f"{socket.gethostname()}:{dead.pid}",
+        "live": owner(),
+        "garbled": "not a token",
+    }
+    for name, token in folders.items():
+        folder = tmp_path / f"{FOLDER_PREFIX}{name}"
+        (folder / "x").mkdir(parents=True)
+        (folder / OWNER_FILE).write_text(token)
+    young = tmp_path / f"{FOLDER_PREFIX}young"
+    young.mkdir()  # no owner file yet: a run may be writing it now
+    assert sweep_folders(tmp_path) == [f"{FOLDER_PREFIX}dead", f"{FOLDER_PREFIX}garbled"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"{FOLDER_PREFIX}live",
+        f"{FOLDER_PREFIX}young",
+    ]
