@@ -34,7 +34,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from bughunt.secrets import Scrubber
 from judging.judges._protocol import (
@@ -84,10 +84,12 @@ class CommandJudge:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         secrets: Mapping[str, str] | None = None,
+        withhold: Collection[str] = (),
     ) -> None:
         """``env`` is added to the command's environment; its values and ``secrets``
         (name → value, e.g. an API key from the environment) are scrubbed from
-        every answer and error text."""
+        every answer and error text. ``withhold`` names host variables the
+        command never gets (the agents' secrets and model keys: theirs alone)."""
         if not argv:
             raise ValueError("a command judge needs a non-empty argument vector")
         self.name = name
@@ -96,6 +98,7 @@ class CommandJudge:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.withhold = frozenset(withhold)
         self._scrubber = Scrubber({**(env or {}), **(secrets or {})})
 
     def __repr__(self) -> str:
@@ -104,7 +107,10 @@ class CommandJudge:
     def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
         """Run the command once; its stdout, or a transport error."""
         payload = command_input(system, user, request).encode("utf-8")
-        env = {**os.environ, **self.env} if self.env is not None else None
+        env: dict[str, str] | None = None
+        if self.env is not None or self.withhold:
+            inherited = {k: v for k, v in os.environ.items() if k not in self.withhold}
+            env = {**inherited, **(self.env or {})}
         try:
             proc = subprocess.Popen(
                 self.argv,

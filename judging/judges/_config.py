@@ -22,7 +22,7 @@ judge names the environment variable that holds its key.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -228,13 +228,19 @@ def load_judges(path: Path | None = None) -> JudgesConfig:
     return parse_judges(doc, pyproject=path.name == "pyproject.toml", source=source)
 
 
-def build_judge(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> Judge:
+def build_judge(
+    config: JudgeConfig,
+    environ: Mapping[str, str] | None = None,
+    withhold: Collection[str] = (),
+) -> Judge:
     """The backend object for one configured judge.
 
     An ``openai`` judge reads its key from ``environ[config.api_key_env]``
     here, once; a missing variable is an :class:`InputError` naming it (the
     value is never echoed). A ``command`` judge scrubs that variable's value,
-    when set, from its answers and errors (the command inherits it).
+    when set, from its answers and errors (the command inherits it), and its
+    command never gets the host variables ``withhold`` names (the agents'
+    secrets and model keys, which are theirs alone).
     """
     env = os.environ if environ is None else environ
     if config.backend == "openai":
@@ -275,6 +281,7 @@ def build_judge(config: JudgeConfig, environ: Mapping[str, str] | None = None) -
             argv=config.command,
             required=config.required,
             secrets={config.api_key_env: key} if key else None,
+            withhold=[name for name in withhold if name != config.api_key_env],
         )
     from judging.bias import SimParams
     from judging.judges._sim import SimJudge

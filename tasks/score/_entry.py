@@ -61,8 +61,19 @@ def evidence_of(
     return out
 
 
+def agent_variables(agents: Sequence[AgentVersion]) -> list[str]:
+    """Host variables that are the agents' alone: their secrets (``env``) and model keys."""
+    names = {name for agent in agents for name in agent.env}
+    names |= {a.network.api_key_env for a in agents if a.network and a.network.api_key_env}
+    return sorted(names)
+
+
 def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
-    """Judge every candidate/baseline pair, fold the verdicts, probe the judge's biases."""
+    """Judge every candidate/baseline pair, fold the verdicts, probe the judge's biases.
+
+    A command judge never gets the agents' secrets or model keys in its environment.
+    """
+    agents = (inputs.baseline, inputs.candidate)
     return score_stage(
         evidence_of(
             inputs.sandbox, inputs.flakes.reproductions, (inputs.baseline, inputs.candidate)
@@ -71,7 +82,7 @@ def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
         baseline=inputs.baseline.name,
         candidate=inputs.candidate.name,
         categories=inputs.classify.categories(),
-        judges=[build_judge(c) for c in inputs.judges],
+        judges=[build_judge(c, withhold=agent_variables(agents)) for c in inputs.judges],
         settings=settings,
         ledger=inputs.ledger,
         earlier=inputs.earlier,

@@ -9,8 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from bughunt.models import CallStatus, JudgeCall, Order, Winner
+from bughunt.models import (
+    AgentMode,
+    AgentNetwork,
+    AgentVersion,
+    CallStatus,
+    JudgeCall,
+    Order,
+    Winner,
+)
 from judging.judges import CommandJudge, JudgeConfig, build_judge, call_judge
+from tasks.score._entry import agent_variables
 from tests.judging.judges.helpers import assert_no_failure_carries_a_winner, request
 from tests.leaks import assert_no_leak
 
@@ -148,3 +157,47 @@ def test_a_configured_command_judge_scrubs_its_api_key_variable(
     )
     assert call.failure_reason is not None and "[secret:HUNT_TEST_JUDGE_KEY]" in call.failure_reason
     assert_no_leak(SECRET, call, "the call's row")
+
+
+def test_a_command_judge_never_gets_the_agents_secrets_or_model_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agents' ``env`` values and model keys are theirs alone: withheld from the judge's
+    command (it sees neither name nor value), while the judge's own key still reaches it."""
+    monkeypatch.setenv("HUNT_AGENT_TOKEN", SECRET)
+    monkeypatch.setenv("HUNT_AGENT_MODEL_KEY", SECRET + "-model")
+    monkeypatch.setenv("HUNT_TEST_JUDGE_KEY", "judge-own-key-123")
+    agents = [
+        AgentVersion(
+            name="a", family="f", mode=AgentMode.COMMAND, command=["x"], env=["HUNT_AGENT_TOKEN"]
+        ),
+        AgentVersion(
+            name="b",
+            family="f",
+            mode=AgentMode.COMMAND,
+            command=["x"],
+            network=AgentNetwork(model="http://m/v1", api_key_env="HUNT_AGENT_MODEL_KEY"),
+        ),
+    ]
+    seen = tmp_path / "env.json"
+    argv = script(
+        tmp_path,
+        f"json.load(sys.stdin)\nopen({str(seen)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
+        "print('verdict: ' + json.dumps({'winner': 'first', 'rationale': 'ok'}))\n",
+    )
+    config = JudgeConfig(
+        name="cmd",
+        backend="command",
+        family="local",
+        command=argv,
+        api_key_env="HUNT_TEST_JUDGE_KEY",
+    )
+    withheld = agent_variables(agents)
+    assert withheld == ["HUNT_AGENT_MODEL_KEY", "HUNT_AGENT_TOKEN"]
+    judge = build_judge(config, withhold=withheld)
+    call = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    assert call.status is CallStatus.JUDGED
+    env = json.loads(seen.read_text())
+    assert "HUNT_AGENT_TOKEN" not in env and "HUNT_AGENT_MODEL_KEY" not in env
+    assert env["HUNT_TEST_JUDGE_KEY"] == "judge-own-key-123"
+    assert_no_leak(SECRET, env, "the judge's environment")
