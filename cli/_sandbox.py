@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -87,8 +87,23 @@ def verify(
     corpus: Annotated[Path, typer.Option(help="Corpus folder.")],
     case: Annotated[str, typer.Option("--case", help="Case id.")],
     report: Annotated[
-        Path, typer.Option("--report", help="Bug report JSON file.", exists=True, dir_okay=False)
-    ],
+        Path | None,
+        typer.Option("--report", help="Bug report JSON file.", exists=True, dir_okay=False),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="Instead of --report: run this command agent of the corpus on the case "
+            "(its environment, secrets and gateway, as in a run) and keep its transcript.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="With --agent: folder of its transcript (default .bughunt/verify/<id>)."
+        ),
+    ] = None,
     repeats: Annotated[int, typer.Option(min=1, max=20, help="Executions per tree.")] = 3,
     timeout: Annotated[float, typer.Option(min=1, help="Deadline of one execution (s).")] = 10.0,
     seed: Annotated[
@@ -99,14 +114,24 @@ def verify(
 ) -> None:
     """Run one report's reproduction test against one case: every execution and the verdict.
 
-    The command to see why a report did or did not reproduce. Exit 0 when it
-    reproduced, 1 otherwise (not reproduced, flaky or error), 2 for a report
-    file that is not a usable report (bad input: nothing runs).
+    The command to see why a report did or did not reproduce. Give the report
+    (``--report``), or an agent of the corpus (``--agent``) to run it on the
+    case first, as a run would, and keep its transcript (its output and its
+    gateway's requests), whose path is printed. Exit 0 when it reproduced, 1
+    otherwise (not reproduced, flaky or error; an agent that wrote no usable
+    report), 2 for bad input (a report file that is not a usable report, an
+    unknown agent, neither or both of --report and --agent: nothing runs).
     """
     from corpus import load_corpus
     from flows import new_run_id
     from tasks.sandbox import SandboxSettings, verify_report
 
+    if (report is None) == (agent is None):
+        fail("give exactly one of --report FILE and --agent NAME")
+    if out is not None and (agent is None or (out.exists() and not out.is_dir())):
+        fail(
+            f"--out {out}: " + ("only with --agent" if agent is None else "is a file, not a folder")
+        )
     loaded = load_corpus(corpus)
     if not any(c.case_id == case for c in loaded.cases):
         rejected = [r for r in loaded.rejected if r.case_id == case]
@@ -115,49 +140,78 @@ def verify(
     run_id = new_run_id("verify")
     seed = seed if seed is not None else secrets.randbits(63)
     settings = SandboxSettings(repeats=repeats, test_timeout_s=timeout, seed=seed)
-    pair = verify_report(loaded, case, report, run_id=run_id, settings=settings)
-    if pair.report is None:
-        fail(f"report unusable: {pair.unusable_reason or pair.reason}")
-    observations = pair.observations
-    outcome, reason, test_hash = pair.outcome, pair.reason, pair.test_hash
+    transcript: Path | None = None
+    if agent is not None:
+        pair, transcript = _run_agent_pair(loaded, case, agent, run_id, settings, out, as_json)
+    else:
+        assert report is not None
+        pair = verify_report(loaded, case, report, run_id=run_id, settings=settings)
+        if pair.report is None:
+            fail(f"report unusable: {pair.unusable_reason or pair.reason}")
     if as_json:
         print_json(
             {
                 "case_id": case,
-                "report": str(report),
-                "test_hash": test_hash,
+                "report": str(report) if report is not None else None,
+                "agent": agent,
+                "transcript": str(transcript) if transcript is not None else None,
+                "test_hash": pair.test_hash,
                 "seed": seed,
                 "rewrite_seed": pair.rewrite_seed,
-                "outcome": outcome.value,
-                "reason": reason,
-                "executions": [
-                    {
-                        "tree": o.tree.value if o.tree else None,
-                        "rewrite": o.rewrite,
-                        "repeat": o.repeat,
-                        "status": o.status.value,
-                        "exit_code": o.exit_code,
-                        "duration_s": o.duration_s,
-                        "reason": o.annotations.get("reason"),
-                        "output": o.output,
-                    }
-                    for o in observations
-                ],
+                "outcome": pair.outcome.value,
+                "reason": pair.reason,
+                "executions": [_execution(o) for o in pair.observations],
             }
         )
     else:
-        for o in observations:
-            note = o.annotations.get("reason")
-            tree = (o.tree.value if o.tree else "?") + (
-                " (rewritten)" if o.rewrite is not None else ""
-            )
-            typer.echo(
-                f"{tree} #{o.repeat}: {o.status.value} "
-                f"(exit {o.exit_code}, {o.duration_s:.2f} s){' — ' + str(note) if note else ''}"
-            )
-            tail = (o.output or "").strip().splitlines()[-3:]
-            for line in tail:
-                typer.echo(f"    {line}")
-        typer.echo(f"verdict: {outcome.value}" + (f" — {reason}" if reason else ""))
-    if outcome is not ReproOutcome.REPRODUCED:
+        _print_executions(pair)
+    if pair.outcome is not ReproOutcome.REPRODUCED:
         raise typer.Exit(1)
+
+
+def _execution(o: Any) -> dict[str, Any]:
+    return {
+        "tree": o.tree.value if o.tree else None,
+        "rewrite": o.rewrite,
+        "repeat": o.repeat,
+        "status": o.status.value,
+        "exit_code": o.exit_code,
+        "duration_s": o.duration_s,
+        "reason": o.annotations.get("reason"),
+        "output": o.output,
+    }
+
+
+def _print_executions(pair: Any) -> None:
+    for o in pair.observations:
+        note = o.annotations.get("reason")
+        tree = (o.tree.value if o.tree else "?") + (" (rewritten)" if o.rewrite is not None else "")
+        typer.echo(
+            f"{tree} #{o.repeat}: {o.status.value} "
+            f"(exit {o.exit_code}, {o.duration_s:.2f} s){' — ' + str(note) if note else ''}"
+        )
+        for line in (o.output or "").strip().splitlines()[-3:]:
+            typer.echo(f"    {line}")
+    typer.echo(f"verdict: {pair.outcome.value}" + (f" — {pair.reason}" if pair.reason else ""))
+
+
+def _run_agent_pair(
+    loaded: Any, case: str, agent: str, run_id: str, settings: Any, out: Path | None, quiet: bool
+) -> tuple[Any, Path | None]:
+    """``sandbox verify --agent``: the agent's pair on the case and its transcript's path."""
+    from tasks.report import write_transcripts
+    from tasks.sandbox import verify_agent
+
+    chosen = next((a for a in loaded.config.agents if a.name == agent), None)
+    if chosen is None:
+        known = ", ".join(a.name for a in loaded.config.agents)
+        fail(f"no agent {agent!r} in {loaded.config_file}; the corpus has: {known}")
+    pair = verify_agent(loaded, case, chosen, run_id=run_id, settings=settings)
+    written = write_transcripts([pair], out or Path(".bughunt") / "verify" / run_id)
+    transcript = written[0] if written else None
+    if transcript is not None and not quiet:
+        typer.echo(f"transcript: {transcript}")
+    if pair.report is None:
+        typer.echo(f"agent {agent} wrote no usable report: {pair.unusable_reason or pair.reason}")
+        raise typer.Exit(1)
+    return pair, transcript

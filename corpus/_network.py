@@ -2,8 +2,10 @@
 
 The model URL must be ``http(s)://host[:port][/path]`` without user info,
 query or fragment (a key goes in ``api_key_env``, never in a URL); each
-``allow`` entry is ``host:port``. A table that cannot work is refused naming
-the agent and the field, before any container starts.
+``allow`` entry is exactly one ``host:port`` the agent may tunnel to through
+its gateway's CONNECT proxy: a DNS name or an IP literal (IPv6 in brackets),
+a port from 1 to 65535, no wildcard, each pair once. A table that cannot
+work is refused naming the agent and the field, before any container starts.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from bughunt.errors import InputError
+from bughunt.hostport import HostPort, parse_host_port
 from bughunt.models import AgentVersion
 
 
@@ -26,15 +29,20 @@ def check_network(agent: AgentVersion, *, at: str, file: str | None = None) -> N
             field=f"{at}.network.model",
         )
     _check_url(net.model, agent=agent.name, file=file, field=f"{at}.network.model")
+    seen: dict[HostPort, int] = {}
     for j, entry in enumerate(net.allow):
-        _check_host_port(entry, agent=agent.name, file=file, field=f"{at}.network.allow[{j}]")
-    if net.allow:
-        raise InputError(
-            f"agent {agent.name}: network.allow (tunnels through a CONNECT proxy) is not "
-            "available yet; only the model is reachable",
-            file=file,
-            field=f"{at}.network.allow",
-        )
+        field = f"{at}.network.allow[{j}]"
+        try:
+            pair = parse_host_port(entry)
+        except ValueError as exc:
+            raise InputError(f"agent {agent.name}: {entry!r}: {exc}", file=file, field=field) from None
+        if pair in seen:
+            raise InputError(
+                f"agent {agent.name}: {entry!r} repeats network.allow[{seen[pair]}]",
+                file=file,
+                field=field,
+            )
+        seen[pair] = j
 
 
 def _check_url(url: str, *, agent: str, file: str | None, field: str) -> None:
@@ -58,15 +66,3 @@ def _check_url(url: str, *, agent: str, file: str | None, field: str) -> None:
         )
     if port == 0 or any(ch.isspace() or ord(ch) < 32 for ch in url):
         raise InputError(f"agent {agent}: {url!r} is not a usable URL", file=file, field=field)
-
-
-def _check_host_port(entry: str, *, agent: str, file: str | None, field: str) -> None:
-    host, sep, port = entry.rpartition(":")
-    if (
-        not sep
-        or not host
-        or not port.isdigit()
-        or not 0 < int(port) < 65536
-        or any(ch in host for ch in "/@ ")
-    ):
-        raise InputError(f"agent {agent}: {entry!r} is not host:port", file=file, field=field)

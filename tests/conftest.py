@@ -43,6 +43,7 @@ ENGINE_TESTS = (
     "tests/flows/",
     "tests/tasks/sandbox/",
     "tests/cli/test_run_counts.py",
+    "tests/cli/test_sandbox_verify.py",
     "tests/test_ownership.py",
     "tests/benchmarks/test_benchmarks.py",
 )

@@ -45,6 +45,7 @@ from tasks.report._write import (
     report_payload,
     summary_json,
     write_report,
+    write_transcripts,
 )
 
 __all__ = [
@@ -89,4 +90,5 @@ __all__ = [
     "sanitize_svg",
     "summary_json",
     "write_report",
+    "write_transcripts",
 ]

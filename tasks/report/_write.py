@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._render import render_html, render_markdown
 from tasks.report._summary import transcript_path
-from tasks.sandbox import SandboxResult
+from tasks.sandbox import PairResult, SandboxResult
 
 REPORT_STAGE = "report"
 """Stage name whose ``stage_outputs`` payload is the run's RunSummary."""
@@ -159,7 +160,7 @@ def _summary_of(ledger: Ledger, row: dict[str, Any]) -> RunSummary:
         ) from exc
 
 
-def write_transcripts(sandbox: SandboxResult, out_dir: Path) -> list[Path]:
+def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Path) -> list[Path]:
     """Each command agent's transcript: ``transcripts/<case>/<agent>.txt``, its output then its calls.
 
     The text is already scrubbed of every secret (the sandbox stage's); case
@@ -167,7 +168,7 @@ def write_transcripts(sandbox: SandboxResult, out_dir: Path) -> list[Path]:
     files written.
     """
     written = []
-    for pair in sandbox.pairs:
+    for pair in sandbox.pairs if isinstance(sandbox, SandboxResult) else sandbox:
         if pair.transcript is None:
             continue
         path = out_dir / transcript_path(pair.case_id, pair.agent_version)

@@ -50,6 +50,7 @@ from tasks.sandbox._stage import (
     SandboxSettings,
     check_corpus,
     run_sandbox,
+    verify_agent,
     verify_report,
 )
 from tasks.sandbox._sweep import Swept, claim_and_sweep, sweep
@@ -114,5 +115,6 @@ __all__ = [
     "schedule",
     "sweep",
     "symptom_of",
+    "verify_agent",
     "verify_report",
 ]

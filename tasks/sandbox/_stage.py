@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bughunt.errors import InputError
 from bughunt.models import (
     AgentMode,
     AgentRun,
@@ -619,6 +620,39 @@ def verify_report(
     job = dataclasses.replace(jobs[0], report=report)
     return _run_jobs(
         [job], run_id=run_id, settings=settings, client=client, image=image, image_id=image_id
+    )[0]
+
+
+def verify_agent(
+    corpus: Corpus, case_id: str, agent: AgentVersion, *, run_id: str, settings: SandboxSettings
+) -> PairResult:
+    """One command agent on one case, exactly as a run would: its environment image, secrets,
+    gateway (with its key), then its report's reproduction test; the pair keeps its transcript.
+
+    A missing secret or key raises :class:`~bughunt.errors.InputError` before anything runs.
+    """
+    if agent.mode is not AgentMode.COMMAND:
+        raise InputError(
+            f"agent {agent.name} is a replay agent: give its report with --report",
+            field="agent",
+        )
+    secrets = {agent.name: agent_secrets(agent, corpus=corpus)}
+    keys = {agent.name: model_key(agent, corpus=corpus)}
+    jobs, failed = _jobs(corpus, [case_id], [agent], {}, settings)
+    if failed:
+        return failed[0]
+    client, image, image_id, _swept = _stage_env(run_id, settings)
+    built = ensure_corpus_images(corpus, [agent], client=client, base=image, progress=announce)
+    return _run_jobs(
+        jobs,
+        run_id=run_id,
+        settings=settings,
+        client=client,
+        image=image,
+        image_id=image_id,
+        secrets=secrets,
+        agent_images={name: build.tag for name, build in built.items()},
+        model_keys=keys,
     )[0]
 
 

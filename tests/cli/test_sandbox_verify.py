@@ -85,3 +85,43 @@ def test_unknown_case_is_a_clear_error() -> None:
     report = DEMO / "recorded" / "baseline" / "cmp-withdraw-exact-balance.json"
     result = verify(report, "no-such-case")
     assert result.exit_code == 2 and "no case 'no-such-case'" in result.stderr  # type: ignore[attr-defined]
+
+
+def _verify_agent(agent: str, case: str, *extra: str) -> object:
+    return runner.invoke(
+        app,
+        ["sandbox", "verify", "--corpus", str(DEMO), "--case", case, "--agent", agent, *extra],
+    )
+
+
+def test_an_agent_is_run_on_the_case_and_its_transcript_kept(tmp_path: Path) -> None:
+    """--agent runs the command agent as a run would, then its test; the transcript is linked."""
+    out = tmp_path / "verify"
+    result = _verify_agent(
+        "baseline", "cmp-withdraw-exact-balance", "--repeats", "1", "--out", str(out)
+    )
+    assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+    transcript = out / "transcripts" / "cmp-withdraw-exact-balance" / "baseline.txt"
+    assert f"transcript: {transcript}" in result.output  # type: ignore[attr-defined]
+    text = transcript.read_text()
+    assert text.startswith("agent baseline on case cmp-withdraw-exact-balance\nended: report")
+    assert "--- gateway requests (0) ---" in text
+    assert "verdict: reproduced" in result.output  # type: ignore[attr-defined]
+
+
+def test_agent_and_report_are_one_or_the_other() -> None:
+    """Neither, both, an unknown agent or a replay agent: one line, exit 2, nothing runs."""
+    case = "cmp-withdraw-exact-balance"
+    report = str(DEMO / "recorded" / "baseline" / f"{case}.json")
+    for args in (
+        [],
+        ["--agent", "baseline", "--report", report],
+        ["--agent", "nosuch"],
+        ["--agent", "baseline-recorded"],
+    ):
+        result = runner.invoke(
+            app, ["sandbox", "verify", "--corpus", str(DEMO), "--case", case, *args]
+        )
+        assert result.exit_code == 2, (args, result.output)  # type: ignore[attr-defined]
+        lines = [line for line in result.output.splitlines() if line.startswith("error:")]  # type: ignore[attr-defined]
+        assert len(lines) == 1 and "Traceback" not in result.output, result.output  # type: ignore[attr-defined]

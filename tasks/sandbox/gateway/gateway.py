@@ -13,11 +13,16 @@ It is started once per (run, agent) by ``tasks/sandbox/_gateway.py`` with
   anything that is not a request for the upstream's API path, logs every
   request with the usage the upstream reports, and refuses further calls
   once the run's budget (requests, tokens, cost) is spent.
+- ``/gw/x/<execution>/connect.sock``: only for an agent with ``allow``
+  entries, a CONNECT proxy to exactly those ``host:port`` pairs, through
+  squid on the container's loopback (``tunnel.py``); each tunnel is logged
+  beside the model requests (``kind = "tunnel"``).
 
 Why hand-written on the standard library: it runs inside the sandbox base
 image, which holds Debian's Python and nothing else, and it must not depend
 on anything the agent's environment installs. It is small on purpose: no
-routing, no client-chosen upstream, no forward-proxy mode.
+routing, no client-chosen upstream, no forward-proxy mode on the model's
+socket (tunnels have a socket of their own).
 """
 
 from __future__ import annotations
@@ -40,10 +45,16 @@ try:  # on the host (tests) the package; in the container the file shipped besid
     from bughunt.secrets import Scrubber
 except ImportError:  # pragma: no cover - the container's layout
     from bughunt_secrets import Scrubber  # type: ignore[import-not-found,no-redef]
+try:  # on the host (tests) the package; in the container the file shipped beside this one
+    from tasks.sandbox.gateway.tunnel import Tunnels, start_squid
+except ImportError:  # pragma: no cover - the container's layout
+    from tunnel import Tunnels, start_squid  # type: ignore[import-not-found,no-redef]
 
 KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
 """The gateway container's variable holding the model's key (never the agent's)."""
 
+SQUID_FOLDER = "/tmp/bughunt-squid"  # noqa: S108 - the gateway container's own tmpfs
+"""Where squid's configuration is written (tunnels only)."""
 MAX_BODY = 16 * 1024 * 1024
 """Largest request or response body relayed, in bytes."""
 UPSTREAM_TIMEOUT_S = 600.0
@@ -207,33 +218,46 @@ class Gateway:
         self.scrubber = Scrubber({name: key} if key else {})
         self.budget = Budget(config)
         self.logs: dict[str, list[dict[str, Any]]] = {}
-        self.servers: dict[str, socketserver.BaseServer] = {}
+        self.servers: dict[str, list[socketserver.BaseServer]] = {}
         self._lock = threading.Lock()
+        allow = config.get("allow") or []
+        self.tunnels = Tunnels(allow, log=self.log) if allow else None
 
     def log(self, execution: str, entry: dict[str, Any]) -> None:
+        """Add to an open execution's log; an entry finished after its close is dropped."""
         with self._lock:
-            self.logs.setdefault(execution, []).append(entry)
+            if execution in self.logs:
+                self.logs[execution].append(entry)
 
     def open(self, execution: str, folder: str) -> None:
-        path = os.path.join(folder, "model.sock")
+        """Listen for ``execution``: ``model.sock``, and ``connect.sock`` when tunnels are allowed."""
         with self._lock:
             if execution in self.servers:
                 return
             self.logs.setdefault(execution, [])
-        server = _UnixHTTPServer(path, _handler(self, execution))
+        path = os.path.join(folder, "model.sock")
+        servers: list[socketserver.BaseServer] = [_UnixHTTPServer(path, _handler(self, execution))]
         os.chmod(path, 0o777)  # noqa: S103 - the agent's user connects; only its folder is mounted
+        if self.tunnels is not None:
+            path = os.path.join(folder, "connect.sock")
+            servers.append(self.tunnels.server(execution, path))
+            os.chmod(path, 0o777)  # noqa: S103 - as above
         with self._lock:
-            self.servers[execution] = server
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+            self.servers[execution] = servers
+        for server in servers:
+            threading.Thread(target=server.serve_forever, daemon=True).start()
 
     def close(self, execution: str) -> list[dict[str, Any]]:
+        """Stop ``execution``'s listeners, end its live tunnels, and hand back its log."""
         with self._lock:
-            server = self.servers.pop(execution, None)
-            entries = self.logs.pop(execution, [])
-        if server is not None:
+            servers = self.servers.pop(execution, [])
+        for server in servers:
             server.shutdown()
             server.server_close()
-        return entries
+        if self.tunnels is not None:
+            self.tunnels.end(execution)
+        with self._lock:
+            return self.logs.pop(execution, [])
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -288,6 +312,7 @@ class _ModelHandler(BaseHTTPRequestHandler):
         started = time.monotonic()
         entry: dict[str, Any] = {
             "at": _now(),
+            "kind": "model",
             "method": self.command,
             "path": self.gateway.scrubber.scrub(self.path[:500]),
             "status": None,
@@ -417,6 +442,10 @@ def serve(config_path: str, control_path: str) -> None:
     with open(config_path, encoding="utf-8") as handle:
         config = json.load(handle)
     gateway = Gateway(config, os.environ.get(KEY_VARIABLE))
+    if gateway.tunnels is not None:
+        # squid never gets the key; it only resolves names and opens connections.
+        env = {name: value for name, value in os.environ.items() if name != KEY_VARIABLE}
+        start_squid(gateway.tunnels.allowed, folder=SQUID_FOLDER, env=env)
     handler = type("Control", (_ControlHandler,), {"gateway": gateway})
     if os.path.exists(control_path):
         os.unlink(control_path)
