@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from bughunt.models import ReproOutcome
-from corpus import load_corpus
-from tasks.sandbox import SandboxSettings, run_sandbox
 from tests.flows.corpora import DEMO, mini_corpus
+from tests.tasks.sandbox.pairs import one_pair
 
 CASE = "cmp-withdraw-exact-balance"
 GENUINE = json.loads((DEMO / "recorded" / "baseline" / f"{CASE}.json").read_text("utf-8"))
@@ -60,18 +59,7 @@ path = "agents/hostile"
 
 
 def _run(root: Path, run_id: str) -> Any:
-    corpus = load_corpus(root)
-    agent = next(a for a in corpus.config.agents if a.name == "hostile")
-    result = run_sandbox(
-        corpus,
-        case_ids=[CASE],
-        agents=[agent],
-        case_hashes={},
-        run_id=run_id,
-        settings=SandboxSettings(repeats=1, seed=3),
-    )
-    (pair,) = result.pairs
-    return pair
+    return one_pair(root, "hostile", CASE, run_id=run_id, repeats=1, seed=3)
 
 
 @pytest.mark.docker

@@ -26,17 +26,16 @@ from corpus import load_corpus
 from tasks.sandbox import (
     EnvironmentBuild,
     SandboxImageError,
-    SandboxSettings,
     _envbuild,
     _environments,
     corpus_images,
     ensure_environment,
     run_once,
-    run_sandbox,
 )
 from tasks.sandbox._environments import environment_recipe
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
 from tests.flows.corpora import DEMO, mini_corpus
+from tests.tasks.sandbox.pairs import one_pair
 
 # PyPI never changes a released file, so these hashes hold for good.
 SIX = (
@@ -453,16 +452,15 @@ def test_the_stage_runs_an_agent_in_its_environment_image(
     env_corpus: Path, built: EnvironmentBuild, run_id: str
 ) -> None:
     """The agent that needs jq and six hands in its report from its image and it reproduces."""
-    corpus = load_corpus(env_corpus)
-    agent = next(a for a in corpus.config.agents if a.name == "tooled")
-    result = run_sandbox(
-        corpus,
-        case_ids=[CASE],
-        agents=[agent],
-        case_hashes={},
+    pair = one_pair(
+        env_corpus,
+        "tooled",
+        CASE,
         run_id=run_id,
-        settings=SandboxSettings(repeats=1, rewrite_repeats=1, seed=5, check_contract=False),
+        repeats=1,
+        rewrite_repeats=1,
+        seed=5,
+        check_contract=False,
     )
-    (pair,) = result.pairs
     assert pair.report is not None, pair.reason
     assert pair.outcome is ReproOutcome.REPRODUCED, pair.reason

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
-from corpus import load_corpus
-from tasks.sandbox import Limits, SandboxSettings, run_sandbox
+from tasks.sandbox import Limits
 from tasks.sandbox._agents import run_agent
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.leaks import assert_no_leak, leaks
+from tests.tasks.sandbox.pairs import one_pair
 
 NAME = "HUNT_TEST_AGENT_TOKEN"
 CASE = "cmp-withdraw-exact-balance"
@@ -156,17 +156,16 @@ env = ["{NAME}"]
 """
     root = mini_corpus(tmp_path / "repo", [CASE], extra_agents=agents)
     _agent_folder(root / "agents" / "leaky")
-    corpus = load_corpus(root)
-    agent = next(a for a in corpus.config.agents if a.name == "leaky")
-    result = run_sandbox(
-        corpus,
-        case_ids=[CASE],
-        agents=[agent],
-        case_hashes={},
+    pair = one_pair(
+        root,
+        "leaky",
+        CASE,
         run_id=run_id,
-        settings=SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=False, seed=5),
+        repeats=1,
+        rewrite_repeats=0,
+        check_contract=False,
+        seed=5,
     )
-    (pair,) = result.pairs
     assert pair.report is not None, pair.reason
     assert hashlib.sha256(value.encode()).hexdigest() in pair.report.summary
     outputs = [o.output or "" for o in pair.observations]
@@ -174,5 +173,5 @@ env = ["{NAME}"]
         "variable in the test container: False" in out for out in outputs
     ), outputs
     assert all(f"decoded: [secret:{NAME}]" in out for out in outputs), outputs
-    assert_no_leak(value, result, "the stage's result")
-    assert not leaks(value, result.model_dump_json())
+    assert_no_leak(value, pair, "the stage's result")
+    assert not leaks(value, pair.model_dump_json())
