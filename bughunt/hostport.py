@@ -43,11 +43,7 @@ def parse_host_port(text: str) -> HostPort:
     host, sep, port = text.rpartition(":")
     if not sep or not host:
         raise ValueError("not host:port (a DNS name or IP literal, a colon, a port)")
-    if not (port.isascii() and port.isdigit()) or port != str(int(port)):
-        raise ValueError(f"the port {port!r} is not a number from 1 to 65535")
-    number = int(port)
-    if not 0 < number < 65536:
-        raise ValueError(f"the port {number} is not from 1 to 65535")
+    number = _port(port)
     if "*" in host:
         raise ValueError("wildcards are not allowed: list each host:port needed")
     if host.startswith("[") and host.endswith("]"):
@@ -69,3 +65,11 @@ def parse_host_port(text: str) -> HostPort:
     if not name.isascii() or len(name) > 253 or not all(map(_LABEL.match, name.split("."))):
         raise ValueError(f"{host!r} is not a DNS name (letters, digits and hyphens, dot-separated)")
     return HostPort(name, number, 0)
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or text != str(int(text)):
+        raise ValueError(f"the port {text!r} is not a number from 1 to 65535")
+    if not 0 < int(text) < 65536:
+        raise ValueError(f"the port {text} is not from 1 to 65535")
+    return int(text)

@@ -624,7 +624,9 @@ class AgentRun(_Row):
     requests: int = 0
     """Model requests the gateway forwarded."""
     refused: int = 0
-    """Requests the gateway refused (not the model's API, budget spent, too large)."""
+    """Requests and tunnels the gateway refused (not the model's API, budget spent, not allowed)."""
+    tunnels: int = 0
+    """Tunnels opened through the CONNECT proxy (``network.allow``)."""
     tokens_in: int | None = None
     """Input tokens the upstream reported, summed; None when no answer reported usage."""
     tokens_out: int | None = None

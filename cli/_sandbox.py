@@ -79,6 +79,14 @@ def build(
     for agent, env in envs.items():
         what = f"built in {env.seconds:.1f} s" if env.built else "reused (already present)"
         console.print(f"{env.tag} {what} for agent {agent}", markup=False, soft_wrap=True)
+    tunnelling = [
+        a.name for a in (loaded.config.agents if loaded else []) if a.network and a.network.allow
+    ]
+    if tunnelling:  # their gateways run squid: its image too, so a run never builds it
+        from tasks.sandbox import connect, gateway_image
+
+        tag = gateway_image(connect(), base=result.tag, agent=tunnelling[0])
+        console.print(f"{tag} gateway image for {', '.join(tunnelling)}", markup=False)
 
 
 @sandbox_app.command("verify")

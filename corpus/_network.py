@@ -35,7 +35,9 @@ def check_network(agent: AgentVersion, *, at: str, file: str | None = None) -> N
         try:
             pair = parse_host_port(entry)
         except ValueError as exc:
-            raise InputError(f"agent {agent.name}: {entry!r}: {exc}", file=file, field=field) from None
+            raise InputError(
+                f"agent {agent.name}: {entry!r}: {exc}", file=file, field=field
+            ) from None
         if pair in seen:
             raise InputError(
                 f"agent {agent.name}: {entry!r} repeats network.allow[{seen[pair]}]",

@@ -9,6 +9,7 @@ CREATE TABLE agent_runs (
     ended VARCHAR NOT NULL,
     requests BIGINT NOT NULL,
     refused BIGINT NOT NULL,
+    tunnels BIGINT NOT NULL,
     tokens_in BIGINT,
     tokens_out BIGINT,
     cost DOUBLE,
@@ -25,6 +26,7 @@ WITH spent AS (
         sum(seconds) AS agent_seconds,
         sum(requests) AS requests,
         sum(refused) AS refused,
+        sum(tunnels) AS tunnels,
         sum(tokens_in) AS tokens_in,
         sum(tokens_out) AS tokens_out,
         sum(cost) AS cost

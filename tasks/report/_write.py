@@ -181,7 +181,8 @@ def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Pa
         ]
         if run is not None:
             head.append(
-                f"model requests: {run.requests} forwarded, {run.refused} refused; "
+                f"model requests: {run.requests} forwarded; tunnels: {run.tunnels}; "
+                f"refused: {run.refused}; "
                 f"tokens in {run.tokens_in}, out {run.tokens_out}; cost {run.cost}; model {run.model}"
             )
         calls = "\n".join(json.dumps(call, sort_keys=True) for call in pair.calls)

@@ -23,6 +23,7 @@ from tasks.sandbox._environments import (
 )
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
 from tasks.sandbox._executor import Executor, run_once
+from tasks.sandbox._gateway import gateway_image
 from tasks.sandbox._image import ImageBuild, ensure_image
 from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._recipe import RECIPE, ImageRecipe, image_tag
@@ -99,6 +100,7 @@ __all__ = [
     "ensure_environment",
     "ensure_image",
     "execution_status",
+    "gateway_image",
     "image_tag",
     "known_checks",
     "map_bounded",

@@ -24,6 +24,15 @@ socket and, when the execution ends, closes it and takes its request log
 (method, path, status, bytes, seconds, model, tokens in and out, cost,
 refusal). The budget is the gateway's, shared by all the run's executions of
 the agent.
+
+An agent with ``network.allow`` entries also gets tunnels: its container's
+``127.0.0.1:3128`` (its ``HTTPS_PROXY``) leads to the execution's
+``connect.sock``, where the gateway opens ``CONNECT`` tunnels to exactly the
+listed ``host:port`` pairs through Debian's squid (``gateway/tunnel.py``).
+That gateway runs in an image FROM the sandbox base with squid added, built
+like an agent's environment (:func:`gateway_image`: once per base, about
+25 s, 64 MB more); an agent without ``allow`` keeps the plain base, so a run
+that needs no tunnel never needs Debian's archive.
 """
 
 from __future__ import annotations
@@ -47,9 +56,10 @@ import requests
 from docker.errors import APIError
 from docker.types import LogConfig
 
-from bughunt.models import AgentNetwork, AgentVersion
+from bughunt.models import AgentEnvironment, AgentNetwork, AgentVersion
 from bughunt.ownership import Owner
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
+from tasks.sandbox._environments import announce, ensure_environment
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._labels import owner
 from tasks.sandbox._recipe import image_tag
@@ -60,6 +70,12 @@ MOUNT = "/gw"
 """Where the gateway's folder (gateway) or the execution's folder (agent) is mounted."""
 MODEL_PORT = 8080
 """Loopback port of the agent's container that leads to its gateway."""
+PROXY_PORT = 3128
+"""Loopback port of the agent's container that leads to its tunnels (``network.allow`` only)."""
+GATEWAY_ENVIRONMENT = AgentEnvironment(debian=["squid"])
+"""What a gateway with tunnels needs beyond the sandbox base: Debian's squid."""
+GATEWAY_IMAGE_LABELS = {"bughunt.image": "gateway"}
+"""Added to the gateway image when it is built (it is kept and reused, like the base)."""
 KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
 """The gateway container's variable holding the model's key (never set for an agent)."""
 PLACEHOLDER_KEY = "bughunt-gateway-adds-the-key"
@@ -118,18 +134,23 @@ class AgentAccess:
     folder: Path
     """The execution's folder of the gateway (host side), mounted read-only at ``/gw``."""
     env: dict[str, str]
-    """``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (a placeholder) and ``BUGHUNT_MODEL_URL``."""
+    """``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` (a placeholder) and ``BUGHUNT_MODEL_URL``; with
+    tunnels also ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``NO_PROXY``, in both cases."""
     log: list[dict[str, Any]] = field(default_factory=list)
-    """The execution's request log; filled when the execution's block ends."""
+    """The execution's log, model requests and tunnels; filled when the execution's block ends."""
+    tunnels: bool = False
+    """The agent has ``network.allow`` entries: its port 3128 leads to ``connect.sock``."""
 
     def volumes(self) -> dict[str, dict[str, str]]:
         """The bind mount, read-only: the agent can connect to the socket, not change it."""
         return {str(self.folder): {"bind": MOUNT, "mode": "ro"}}
 
-    @staticmethod
-    def main_command() -> list[str]:
-        """The container's main process: the loopback forwarder."""
-        return ["python3", f"{MOUNT}/forward.py", f"{MODEL_PORT}={MOUNT}/model.sock"]
+    def main_command(self) -> list[str]:
+        """The container's main process: the loopback forwarder, one port per socket."""
+        pairs = [f"{MODEL_PORT}={MOUNT}/model.sock"]
+        if self.tunnels:
+            pairs.append(f"{PROXY_PORT}={MOUNT}/connect.sock")
+        return ["python3", f"{MOUNT}/forward.py", *pairs]
 
 
 def _check_local_engine(client: Any) -> None:
@@ -147,8 +168,30 @@ def _script(name: str) -> bytes:
     return resources.files("tasks.sandbox.gateway").joinpath(name).read_bytes()
 
 
-def _secrets_module() -> bytes:
-    return resources.files("bughunt").joinpath("secrets.py").read_bytes()
+def _bughunt_module(name: str) -> bytes:
+    return resources.files("bughunt").joinpath(name).read_bytes()
+
+
+def gateway_image(client: Any, *, base: str, agent: str = "gateway") -> str:
+    """Tag of the gateway image (the ``base`` with Debian's squid), built when missing.
+
+    Built like an agent's environment (:func:`ensure_environment`: fetched
+    on the host, installed without network, kept and reused by every run on
+    that base); a build says one line on stderr when it starts and one when
+    it ends. A failed build raises
+    :class:`~tasks.sandbox._errors.SandboxImageError` naming the agent.
+    """
+    build = ensure_environment(
+        GATEWAY_ENVIRONMENT,
+        corpus_root=Path("."),  # no requirements file: nothing is read from it
+        client=client,
+        base=base,
+        agent=agent,
+        where="network.allow",
+        labels=GATEWAY_IMAGE_LABELS,
+        progress=announce,
+    )
+    return build.tag
 
 
 class Gateway:
@@ -190,16 +233,31 @@ class Gateway:
         self.close()
 
     def start(self) -> None:
-        """Write the gateway's folder, start its container, wait for its control socket."""
+        """Write the gateway's folder, start its container, wait for its control socket.
+
+        With ``allow`` entries the gateway runs in :func:`gateway_image`,
+        built first when missing; its failure removes the folder and raises.
+        """
         _check_local_engine(self._client)
+        if self.network.allow:
+            try:
+                self._image = gateway_image(
+                    self._client, base=self._image, agent=f"{self.agent.name}'s gateway"
+                )
+            except BaseException:
+                self.close()
+                raise
         self.folder.chmod(0o755)
         (self.folder / "gateway.py").write_bytes(_script("gateway.py"))
-        (self.folder / "bughunt_secrets.py").write_bytes(_secrets_module())
+        (self.folder / "tunnel.py").write_bytes(_script("tunnel.py"))
+        (self.folder / "bughunt_secrets.py").write_bytes(_bughunt_module("secrets.py"))
+        (self.folder / "bughunt_hostport.py").write_bytes(_bughunt_module("hostport.py"))
         config = self.network.model_dump(mode="json", exclude={"upstream_network"})
         (self.folder / "config.json").write_text(json.dumps(config))
         for sub in ("c", "x"):
             (self.folder / sub).mkdir()
-        (self.folder / "c").chmod(0o777)  # the gateway's user makes its control socket here
+        # The gateway's user makes its control socket here; sticky: no other user can replace it.
+        (self.folder / "c").chmod(0o1777)
         env = {KEY_VARIABLE: self._key} if self._key else {}
         cfg = container_config(
             image=self._image,
@@ -301,19 +359,22 @@ class Gateway:
         """A listener for one agent execution; its request log is in ``access.log`` afterwards."""
         name = uuid.uuid4().hex[:16]
         folder = self.folder / "x" / name
-        folder.mkdir(mode=0o777)
-        folder.chmod(0o777)  # the gateway's user makes the socket here (mkdir obeys the umask)
+        folder.mkdir(mode=0o1777)
+        # The gateway's user makes the socket here (mkdir obeys the umask); sticky: no other
+        # user of the host can replace the forwarder or the socket the agent's container uses.
+        folder.chmod(0o1777)
         (folder / "forward.py").write_bytes(_script("forward.py"))
         self._ask({"op": "open", "execution": name, "folder": f"{MOUNT}/x/{name}"})
         url = f"http://127.0.0.1:{MODEL_PORT}{self._base_path}"
-        access = AgentAccess(
-            folder=folder,
-            env={
-                "OPENAI_BASE_URL": url,
-                "BUGHUNT_MODEL_URL": url,
-                "OPENAI_API_KEY": PLACEHOLDER_KEY,
-            },
-        )
+        env = {"OPENAI_BASE_URL": url, "BUGHUNT_MODEL_URL": url, "OPENAI_API_KEY": PLACEHOLDER_KEY}
+        tunnels = bool(self.network.allow)
+        if tunnels:
+            proxy = f"http://127.0.0.1:{PROXY_PORT}"
+            # Both cases (curl reads only the lower-case http_proxy); the model stays direct.
+            for variable, value in (("HTTPS_PROXY", proxy), ("HTTP_PROXY", proxy)):
+                env[variable] = env[variable.lower()] = value
+            env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+        access = AgentAccess(folder=folder, env=env, tunnels=tunnels)
         try:
             yield access
         finally:

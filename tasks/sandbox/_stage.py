@@ -224,7 +224,10 @@ def agent_trace(
     if execution is None:
         return {}
     calls = execution.calls
-    answered = [c for c in calls if c.get("refused") is None]
+    # Tunnels (CONNECT, ``network.allow``) are counted apart: they carry no model usage.
+    model_calls = [c for c in calls if c.get("kind", "model") == "model"]
+    answered = [c for c in model_calls if c.get("refused") is None]
+    tunnels = [c for c in calls if c.get("kind") == "tunnel" and c.get("refused") is None]
     tokens_in = [c["tokens_in"] for c in answered if c.get("tokens_in") is not None]
     tokens_out = [c["tokens_out"] for c in answered if c.get("tokens_out") is not None]
     models = [c["model"] for c in answered if c.get("model")]
@@ -237,7 +240,8 @@ def agent_trace(
         seconds=execution.seconds,
         ended="report" if not isinstance(got, str) else got[:2_000],
         requests=len(answered),
-        refused=len(calls) - len(answered),
+        refused=len(calls) - len(answered) - len(tunnels),
+        tunnels=len(tunnels),
         tokens_in=sum(tokens_in) if tokens_in else None,
         tokens_out=sum(tokens_out) if tokens_out else None,
         cost=sum(float(c.get("cost") or 0.0) for c in answered) if answered else None,

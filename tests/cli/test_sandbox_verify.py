@@ -122,6 +122,6 @@ def test_agent_and_report_are_one_or_the_other() -> None:
         result = runner.invoke(
             app, ["sandbox", "verify", "--corpus", str(DEMO), "--case", case, *args]
         )
-        assert result.exit_code == 2, (args, result.output)  # type: ignore[attr-defined]
-        lines = [line for line in result.output.splitlines() if line.startswith("error:")]  # type: ignore[attr-defined]
-        assert len(lines) == 1 and "Traceback" not in result.output, result.output  # type: ignore[attr-defined]
+        assert result.exit_code == 2, (args, result.output)
+        lines = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(lines) == 1 and "Traceback" not in result.output, result.output

@@ -4,8 +4,10 @@ The agent's container has no network interface but loopback; the only way
 out is the Unix sockets in ``/gw`` (its own folder of the gateway's, mounted
 read-only). So that any HTTP client works unchanged, this process, the
 container's main one, listens on 127.0.0.1 and splices each connection to
-the matching socket: ``OPENAI_BASE_URL=http://127.0.0.1:<port>/<api path>``.
-It holds no secret and can reach nothing the socket cannot.
+the matching socket: ``OPENAI_BASE_URL=http://127.0.0.1:8080/<api path>``
+leads to ``model.sock`` and, for an agent with ``network.allow`` entries,
+``HTTPS_PROXY=http://127.0.0.1:3128`` to ``connect.sock`` (its tunnels). It
+holds no secret and can reach nothing the sockets cannot.
 
 Standard library only: it runs in whatever image the agent uses.
 """

@@ -221,10 +221,13 @@ class Gateway:
         self.servers: dict[str, list[socketserver.BaseServer]] = {}
         self._lock = threading.Lock()
         allow = config.get("allow") or []
-        self.tunnels = Tunnels(allow, log=self.log) if allow else None
+        self.tunnels = Tunnels(allow, record=self.record) if allow else None
 
-    def log(self, execution: str, entry: dict[str, Any]) -> None:
-        """Add to an open execution's log; an entry finished after its close is dropped."""
+    def record(self, execution: str, entry: dict[str, Any]) -> None:
+        """Put ``entry`` in an open execution's log as its request starts; it is filled in place.
+
+        So the log is in the order requests started, whichever ends first.
+        """
         with self._lock:
             if execution in self.logs:
                 self.logs[execution].append(entry)
@@ -257,7 +260,15 @@ class Gateway:
         if self.tunnels is not None:
             self.tunnels.end(execution)
         with self._lock:
-            return self.logs.pop(execution, [])
+            return [_settled(entry) for entry in self.logs.pop(execution, [])]
+
+
+def _settled(entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``entry``; one that never got a status nor a refusal says it did not finish."""
+    entry = dict(entry)
+    if entry["status"] is None and entry["refused"] is None:
+        entry["refused"] = "unfinished when the execution ended"
+    return entry
 
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -325,11 +336,11 @@ class _ModelHandler(BaseHTTPRequestHandler):
             "cost": 0.0,
             "refused": None,
         }
+        self.gateway.record(self.execution, entry)
         try:
             self._relay_into(entry)
         finally:
             entry["seconds"] = round(time.monotonic() - started, 3)
-            self.gateway.log(self.execution, entry)
 
     def _relay_into(self, entry: dict[str, Any]) -> None:
         if self.headers.get("Transfer-Encoding"):

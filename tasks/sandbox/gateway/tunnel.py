@@ -12,10 +12,12 @@ socket per execution, ``connect.sock`` (its loopback port 3128, the
    else (Debian's squid, started by the gateway with :func:`squid_config`):
    the gateway checks, squid checks again and makes the connection;
 3. squid's answer is the tunnel's status; on 200 bytes are spliced both ways
-   until either side ends (or nothing moves for ten minutes);
-4. one entry goes in the execution's log, shaped like a model request's
-   with ``kind = "tunnel"``: target, status, bytes each way, seconds, and
-   the reason when refused.
+   until both sides have ended (or nothing moves for ten minutes, or the
+   execution closes);
+4. its entry in the execution's log (put there once the head is read, in
+   the order tunnels and model requests started) is shaped like a model
+   request's, with ``kind = "tunnel"``: target, status, bytes each way,
+   seconds, and the reason when refused.
 
 Why squid behind a check of our own: squid resolves names and makes the
 connections (with its timeouts and its decades of CONNECT handling), while
@@ -95,8 +97,6 @@ def squid_config(allowed: Iterable[HostPort], *, port: int = SQUID_PORT) -> str:
         "shutdown_lifetime 0 seconds",
         "visible_hostname bughunt-gateway",
         "httpd_suppress_version_string on",
-        "via off",
-        "forwarded_for delete",
         "connect_timeout 30 seconds",
         "dns_timeout 30 seconds",
         "acl CONNECT method CONNECT",
@@ -124,7 +124,7 @@ def start_squid(
     path = os.path.join(folder, "squid.conf")
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(squid_config(allowed, port=port))
-    process = subprocess.Popen(  # noqa: S603 - a fixed program and our own file
+    process = subprocess.Popen(
         [SQUID, "-N", "-f", path], env=env, stdin=subprocess.DEVNULL, cwd=folder
     )
     deadline = time.monotonic() + READY_S
@@ -186,19 +186,21 @@ def _squid_error(head: bytes) -> str:
 class Tunnels:
     """The allow list and squid's port; serves tunnels and ends an execution's live ones.
 
-    ``log(execution, entry)`` records each tunnel's entry. Thread-safe.
+    ``record(execution, entry)`` puts each tunnel's entry in the log once its
+    request head is read; the entry is filled in place until the tunnel ends.
+    Thread-safe.
     """
 
     def __init__(
         self,
         allow: Iterable[str],
         *,
-        log: Callable[[str, dict[str, Any]], None],
+        record: Callable[[str, dict[str, Any]], None],
         squid_port: int = SQUID_PORT,
     ) -> None:
         self.allowed = frozenset(parse_host_port(entry) for entry in allow)
         self.squid_port = squid_port
-        self._log = log
+        self._record = record
         self._live: dict[str, dict[int, list[socket.socket]]] = {}
         self._lock = threading.Condition()
 
@@ -225,7 +227,7 @@ class Tunnels:
             self._live.pop(execution, None)
 
     def serve(self, execution: str, client: socket.socket) -> None:
-        """One tunnel from its request head to its end; its entry is logged whatever happens."""
+        """One tunnel from its request head to its end; a connection that sent nothing is not logged."""
         started = time.monotonic()
         entry: dict[str, Any] = {
             "at": _now(),
@@ -245,7 +247,7 @@ class Tunnels:
         ends = [client]  # squid's end joins once open: end() closes whatever is there
         self._track(execution, ends, add=True)
         try:
-            upstream = self._open(client, entry, ends)
+            upstream = self._open(execution, client, entry, ends)
             if upstream is not None:
                 _splice(client, upstream, entry)
         except OSError as exc:  # the agent or squid went away mid-way: the entry says so
@@ -255,17 +257,14 @@ class Tunnels:
             for sock in ends[1:]:
                 sock.close()
             entry["seconds"] = round(time.monotonic() - started, 3)
-            if entry["method"] is not None:  # a connection that sent nothing is not a request
-                self._log(execution, entry)
             self._track(execution, ends, add=False)
 
     def _track(self, execution: str, ends: list[socket.socket], *, add: bool) -> None:
         with self._lock:
-            live = self._live.setdefault(execution, {})
             if add:
-                live[id(ends)] = ends
+                self._live.setdefault(execution, {})[id(ends)] = ends
             else:
-                live.pop(id(ends), None)
+                self._live.get(execution, {}).pop(id(ends), None)
                 self._lock.notify_all()
 
     def _refuse(
@@ -275,7 +274,11 @@ class Tunnels:
         _answer(client, status, say)
 
     def _open(
-        self, client: socket.socket, entry: dict[str, Any], ends: list[socket.socket]
+        self,
+        execution: str,
+        client: socket.socket,
+        entry: dict[str, Any],
+        ends: list[socket.socket],
     ) -> socket.socket | None:
         """Check the request and open the tunnel through squid; None when refused (answered)."""
         client.settimeout(HEAD_TIMEOUT_S)
@@ -283,16 +286,19 @@ class Tunnels:
         if head is None:
             if rest:
                 entry["method"] = "?"
+                self._record(execution, entry)
                 why = "no complete request head within 8 KiB"
                 self._refuse(client, entry, 431 if len(rest) > HEAD_LIMIT else 400, why, why)
             return None
         parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
             entry["method"] = "?"
+            self._record(execution, entry)
             self._refuse(client, entry, 400, "not an HTTP request", "not an HTTP request")
             return None
         method, target = parts[0][:20], parts[1]
         entry["method"], entry["path"] = method, target[:500]
+        self._record(execution, entry)
         if method != "CONNECT":
             self._refuse(
                 client,
@@ -308,7 +314,11 @@ class Tunnels:
             pair = None
         if pair is None or pair not in self.allowed:
             self._refuse(
-                client, entry, 403, "not in network.allow", f"{target[:200]} is not in network.allow"
+                client,
+                entry,
+                403,
+                "not in network.allow",
+                f"{target[:200]} is not in network.allow",
             )
             return None
         entry["path"] = str(pair)
@@ -336,7 +346,9 @@ class Tunnels:
             upstream.settimeout(ANSWER_TIMEOUT_S)
             answer, after = _read_head(upstream, 64 * 1024)
         except OSError as exc:
-            self._refuse(client, entry, 502, f"proxy failed: {type(exc).__name__}", "the proxy failed")
+            self._refuse(
+                client, entry, 502, f"proxy failed: {type(exc).__name__}", "the proxy failed"
+            )
             return None
         words = answer.split(b"\r\n", 1)[0].split(b" ") if answer is not None else []
         status = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0

@@ -5,7 +5,8 @@ network it creates (internal: nothing on it reaches anything else); no test
 contacts any other address. The scripted model answers chat completions
 deterministically, reports usage, and echoes the ``Authorization`` header it
 got (as an upstream's error message might), so a key that leaked back to the
-agent would show.
+agent would show. Every server listens on ports 8000 and 9000 and says which
+it is, so a tunnel that reached a pair not listed in ``allow`` would show.
 """
 
 from __future__ import annotations
@@ -14,20 +15,34 @@ import json
 import socket
 import subprocess
 import textwrap
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from bughunt.errors import InputError
+from bughunt.hostport import parse_host_port
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
+from cli import app
 from corpus import check_network, model_key
 from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import FOLDER_PREFIX, OWNER_FILE, PRELUDE, Gateway, sweep_folders
+from tasks.sandbox._gateway import (
+    FOLDER_PREFIX,
+    OWNER_FILE,
+    PRELUDE,
+    Gateway,
+    gateway_image,
+    sweep_folders,
+)
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
 from tasks.sandbox.gateway.gateway import Budget, Upstream, usage_of
+from tasks.sandbox.gateway.tunnel import Tunnels, squid_config
+from tests.flows.corpora import mini_corpus
 from tests.leaks import assert_no_leak
 
 KEY = "sk-test-" + uuid.uuid4().hex  # a fresh key per session: any trace of it is a leak
@@ -50,6 +65,7 @@ MODEL_SERVER = textwrap.dedent(
                     "content": NAME + " says: " + last + " | auth=" + self.headers.get("Authorization", "none"),
                 }}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                "server": NAME, "port": self.server.server_address[1],
             }
             data = json.dumps(answer).encode()
             self.send_response(200)
@@ -60,6 +76,8 @@ MODEL_SERVER = textwrap.dedent(
         do_GET = do_POST
         def log_message(self, *a):
             pass
+    import threading
+    threading.Thread(target=ThreadingHTTPServer(("0.0.0.0", 9000), H).serve_forever).start()
     ThreadingHTTPServer(("0.0.0.0", 8000), H).serve_forever()
     """
 )
@@ -108,6 +126,7 @@ PROBE = textwrap.dedent(
         except OSError as e:
             say(what="direct", ip=ip, connected=False, error=type(e).__name__)
     say(what="interfaces", dev=open("/proc/net/dev").read())
+    say(what="gw", files=sorted(os.listdir("/gw")))
     # Everything the agent can read that could hold the key.
     dump = {"env": dict(os.environ)}
     for root in ("/gw", "/proc/self", "/proc/1"):
@@ -134,7 +153,7 @@ def _label() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def upstreams(docker_client: Any, sandbox_image: str) -> Iterator[dict[str, str]]:
-    """The scripted model and a second server on a test-made internal network; names and IPs."""
+    """The scripted model and two more servers on a test-made internal network; names and IPs."""
     tag = uuid.uuid4().hex[:8]
     network = docker_client.networks.create(
         f"bughunt-test-up-{tag}", internal=True, labels=_label()
@@ -142,7 +161,7 @@ def upstreams(docker_client: Any, sandbox_image: str) -> Iterator[dict[str, str]
     made: list[Any] = []
     found: dict[str, str] = {"network": network.name}
     try:
-        for role in ("model", "other"):
+        for role in ("model", "other", "allowed"):
             name = f"bughunt-test-{role}-{tag}"
             container = docker_client.containers.run(
                 sandbox_image,
@@ -243,6 +262,9 @@ def test_only_the_model_is_reachable_and_the_key_never_enters(
     assert len(direct) == 2 and not any(line["connected"] for line in direct), direct
     interfaces = [row.split(":")[0].strip() for row in by["interfaces"]["dev"].splitlines()[2:]]
     assert interfaces == ["lo"]
+    # Without network.allow: no proxy port, no proxy variables, no tunnel socket.
+    assert by["gw"]["files"] == ["forward.py", "model.sock"]
+    assert not [name for name in by["dump"]["dump"]["env"] if name.lower().endswith("_proxy")]
     # The key is nowhere the agent can look, in no encoding.
     assert_no_leak(KEY, lines, "what the agent saw")
     assert "BUGHUNT_GATEWAY_KEY" not in by["dump"]["dump"]["env"]
@@ -316,6 +338,228 @@ def test_gateway_containers_and_folders_are_gone_after(
     assert not docker_client.api.containers(all=True, filters={"label": f"bughunt.run_id={run_id}"})
 
 
+# What an agent with network.allow tries through its proxy, each attempt one JSON line.
+TUNNEL_PROBE = textwrap.dedent(
+    """
+    import http.client, json, os, socket, sys, urllib.request, urllib.error
+    allowed, allowed_ip, other = sys.argv[1:4]
+    def say(**kw):
+        print(json.dumps(kw), flush=True)
+    names = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
+    say(what="env", **{name: os.environ.get(name) for name in names})
+    proxy_host, proxy_port = os.environ["HTTPS_PROXY"].rsplit("/", 1)[1].split(":")
+    # A real client: http.client's CONNECT tunnel, then plain HTTP through it.
+    conn = http.client.HTTPConnection(proxy_host, int(proxy_port), timeout=30)
+    conn.set_tunnel(allowed, 8000)
+    conn.request("GET", "/through-the-tunnel")
+    answer = conn.getresponse()
+    say(what="tunnel", status=answer.status, body=json.loads(answer.read()))
+    conn.close()
+    def connect(target, method="CONNECT"):
+        s = socket.create_connection((proxy_host, int(proxy_port)), timeout=30)
+        s.sendall(("%s %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n" % (method, target, target)).encode())
+        head = b""
+        while b"\\r\\n\\r\\n" not in head:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+        return s, head.split(b"\\r\\n", 1)[0].decode(errors="replace")
+    for target in (allowed.upper() + ":8000", other + ":8000", allowed + ":9000",
+                   allowed_ip + ":8000", allowed + ":08000", "*." + allowed + ":8000",
+                   allowed + ":9001"):
+        s, line = connect(target)
+        if line.split(" ")[1:2] == ["200"]:
+            s.sendall(b"GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            line += " | " + data.split(b"\\r\\n\\r\\n", 1)[1].decode()
+        s.close()
+        say(what="connect", target=target, answer=line)
+    # A plain-HTTP request through HTTP_PROXY (urllib sends it in absolute form): not a tunnel.
+    try:
+        urllib.request.urlopen("http://%s:8000/" % allowed, timeout=30)
+        say(what="plain", status=200)
+    except urllib.error.HTTPError as e:
+        say(what="plain", status=e.code, body=e.read().decode())
+    # The model still goes straight to the gateway (NO_PROXY), with urllib reading the proxies.
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        data=json.dumps({"messages": [{"role": "user", "content": "hi"}]}).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        say(what="model", status=r.status, body=json.loads(r.read()))
+    for name in (allowed, other):
+        try:
+            socket.getaddrinfo(name, 8000)
+            say(what="dns", name=name, resolved=True)
+        except OSError as e:
+            say(what="dns", name=name, resolved=False)
+    try:
+        socket.create_connection((allowed_ip, 8000), timeout=3).close()
+        say(what="direct", connected=True)
+    except OSError as e:
+        say(what="direct", connected=False, error=type(e).__name__)
+    dump = {"env": dict(os.environ)}
+    for path in ("/proc/self/environ", "/proc/1/environ", "/proc/1/cmdline"):
+        dump[path] = open(path, "rb").read().decode(errors="replace")
+    say(what="dump", dump=dump)
+    # Left open when the agent ends: still one entry in the log.
+    s, line = connect(allowed + ":8000")
+    s.sendall(b"GET /left-open HTTP/1.1\\r\\n")
+    say(what="left-open", answer=line)
+    """
+)
+
+
+def test_allowed_pairs_are_reachable_through_the_proxy_and_nothing_else(
+    docker_client: Any, sandbox_image: str, run_id: str, upstreams: dict[str, str]
+) -> None:
+    """network.allow opens tunnels to exactly the listed pairs; each is logged; no other way out."""
+    allowed, other = upstreams["allowed"], upstreams["other"]
+    # 9001: listed, but nothing listens there (squid's own answer comes back).
+    agent = _agent(upstreams, allow=[f"{allowed}:8000", f"{allowed}:9001"])
+    assert agent.network is not None
+    with Gateway(
+        run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
+    ) as gateway:
+        lines, log = _run(
+            gateway, docker_client, TUNNEL_PROBE, [allowed, upstreams["allowed_ip"], other]
+        )
+    by = {line["what"]: line for line in lines}
+    assert by["env"] == {
+        "what": "env",
+        **dict.fromkeys(
+            ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"), "http://127.0.0.1:3128"
+        ),
+        **dict.fromkeys(("NO_PROXY", "no_proxy"), "127.0.0.1,localhost"),
+    }
+    # Through the tunnel: the allowed server on the allowed port, plain HTTP, the path as sent.
+    assert by["tunnel"]["status"] == 200
+    assert (by["tunnel"]["body"]["server"], by["tunnel"]["body"]["port"]) == ("allowed", 8000)
+    answers = {line["target"]: line["answer"] for line in lines if line["what"] == "connect"}
+    upper = answers.pop(f"{allowed.upper()}:8000")  # names are case-insensitive
+    assert upper.startswith("HTTP/1.1 200 ") and '"server": "allowed", "port": 8000' in upper
+    assert answers.pop(f"{allowed}:9001").startswith("HTTP/1.1 503 ")
+    assert all(answer.startswith("HTTP/1.1 403 ") for answer in answers.values()), answers
+    assert by["plain"]["status"] == 405 and "CONNECT" in by["plain"]["body"]
+    assert by["model"]["status"] == 200 and by["model"]["body"]["server"] == "model"
+    assert not any(line["resolved"] for line in lines if line["what"] == "dns")
+    assert by["direct"]["connected"] is False
+    assert by["left-open"]["answer"].startswith("HTTP/1.1 200 ")
+    assert_no_leak(KEY, lines, "what the agent saw")
+    # The log: each tunnel once, beside the model request, with its status, bytes and refusal.
+    tunnels = [entry for entry in log if entry["kind"] == "tunnel"]
+    assert [entry["kind"] for entry in log].count("model") == 1
+    opened = [entry for entry in tunnels if entry["status"] == 200]
+    assert [entry["path"] for entry in opened] == [f"{allowed}:8000"] * 3
+    assert all(e["method"] == "CONNECT" and e["refused"] is None for e in opened)
+    assert all(e["bytes_in"] > 0 and e["bytes_out"] > 0 for e in opened[:2]), opened
+    assert opened[2]["bytes_in"] == len(b"GET /left-open HTTP/1.1\r\n")
+    refused = {
+        entry["path"]: (entry["status"], entry["refused"]) for entry in tunnels if entry["refused"]
+    }
+    forbidden = (403, "not in network.allow")
+    assert refused == {
+        f"{other}:8000": forbidden,
+        f"{allowed}:9000": forbidden,
+        f"{upstreams['allowed_ip']}:8000": forbidden,
+        f"{allowed}:08000": forbidden,
+        f"*.{allowed}:8000": forbidden,
+        f"http://{allowed}:8000/": (405, "not a CONNECT request"),
+        f"{allowed}:9001": (503, "proxy answered 503 (ERR_CONNECT_FAIL 111)"),
+    }
+    assert all(entry["seconds"] >= 0 for entry in tunnels)
+    assert_no_leak(KEY, log, "the request log")
+
+
+# squid alone, in the gateway image as the gateway runs it: CONNECT to the one pair, nothing else.
+SQUID_PROBE = textwrap.dedent(
+    """
+    import json, os, socket, subprocess, sys, time
+    config, allowed, other = sys.argv[1:4]
+    os.makedirs("/tmp/squid")
+    with open("/tmp/squid/squid.conf", "w") as f:
+        f.write(config)
+    squid = subprocess.Popen(["/usr/sbin/squid", "-N", "-f", "/tmp/squid/squid.conf"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", 3128), 1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    for request in ("CONNECT %s:8000" % allowed, "CONNECT %s:8000" % other,
+                    "CONNECT %s:9000" % allowed, "GET http://%s:8000/" % allowed):
+        s = socket.create_connection(("127.0.0.1", 3128), 30)
+        s.sendall((request + " HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n").encode())
+        print(json.dumps({"request": request, "answer": s.recv(100).decode().split("\\r\\n")[0]}))
+        s.close()
+    print(json.dumps({"uid": os.getuid()}))
+    squid.kill()
+    """
+)
+
+
+def test_squid_alone_allows_exactly_the_listed_pairs_as_the_sandbox_user(
+    docker_client: Any, sandbox_image: str, upstreams: dict[str, str]
+) -> None:
+    """The second check: squid with the generated config refuses what the gateway would."""
+    image = gateway_image(docker_client, base=sandbox_image)
+    allowed, other = upstreams["allowed"], upstreams["other"]
+    config = squid_config([parse_host_port(f"{allowed}:8000")])
+    output = docker_client.containers.run(
+        image,
+        ["python3", "-c", SQUID_PROBE, config, allowed, other],
+        network=upstreams["network"],
+        user="10001:10001",
+        read_only=True,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        tmpfs={"/tmp": "rw,noexec,nosuid,uid=10001,gid=10001"},
+        labels=_label(),
+        remove=True,
+    )
+    lines = [json.loads(line) for line in output.decode().splitlines() if line.startswith("{")]
+    answers = {line["request"]: line["answer"] for line in lines if "request" in line}
+    assert answers[f"CONNECT {allowed}:8000"].startswith("HTTP/1.1 200 ")
+    assert [answer.split(" ")[1] for answer in answers.values()][1:] == ["403"] * 3, answers
+    assert lines[-1] == {"uid": 10001}
+
+
+def test_squid_accepts_the_generated_config_for_names_and_ip_literals(
+    docker_client: Any, sandbox_image: str
+) -> None:
+    """Every kind of allow entry gives a configuration squid parses without a complaint."""
+    image = gateway_image(docker_client, base=sandbox_image)
+    entries = ["pypi.org:443", "files.pythonhosted.org:443", "10.1.2.3:8080", "[2001:db8::1]:22"]
+    config = squid_config([parse_host_port(entry) for entry in entries])
+    output = docker_client.containers.run(
+        image,
+        [
+            "sh",
+            "-c",
+            'printf "%s" "$1" > /tmp/squid.conf && /usr/sbin/squid -k parse -f /tmp/squid.conf 2>&1',
+            "-",
+            config,
+        ],
+        network_mode="none",
+        user="10001:10001",
+        read_only=True,
+        cap_drop=["ALL"],
+        tmpfs={"/tmp": "rw,noexec,nosuid,uid=10001,gid=10001"},
+        labels=_label(),
+        remove=True,
+    ).decode()
+    assert "Processing: http_access allow CONNECT host3 port3" in output
+    complaints = [
+        line
+        for line in output.splitlines()
+        if any(w in line for w in ("ERROR", "FATAL", "WARNING"))
+        and "BCP 177" not in line  # the engine gives containers no IPv6 loopback
+    ]
+    assert not complaints, complaints
+
+
 # --- checks before anything starts ---------------------------------------------------
 
 
@@ -328,7 +572,48 @@ def test_gateway_containers_and_folders_are_gone_after(
         ({"model": "http:///v1"}, "agents[0].network.model", "not an http(s) URL"),
         ({}, "agents[0].network.model", "needs model"),
         ({"model": "http://h/v1", "allow": ["nohost"]}, "agents[0].network.allow[0]", "host:port"),
-        ({"model": "http://h/v1", "allow": ["h:0"]}, "agents[0].network.allow[0]", "host:port"),
+        ({"model": "http://h/v1", "allow": ["h:0"]}, "agents[0].network.allow[0]", "1 to 65535"),
+        (
+            {"model": "http://h/v1", "allow": ["h:65536"]},
+            "agents[0].network.allow[0]",
+            "1 to 65535",
+        ),
+        ({"model": "http://h/v1", "allow": ["h:08"]}, "agents[0].network.allow[0]", "1 to 65535"),
+        ({"model": "http://h/v1", "allow": ["h:x"]}, "agents[0].network.allow[0]", "1 to 65535"),
+        (
+            {"model": "http://h/v1", "allow": ["a:1", "*.h:443"]},
+            "agents[0].network.allow[1]",
+            "wildcards",
+        ),
+        (
+            {"model": "http://h/v1", "allow": ["2001:db8::1:443"]},
+            "agents[0].network.allow[0]",
+            "brackets",
+        ),
+        (
+            {"model": "http://h/v1", "allow": ["[nope]:443"]},
+            "agents[0].network.allow[0]",
+            "not an IPv6",
+        ),
+        (
+            {"model": "http://h/v1", "allow": ["1.2.3.999:443"]},
+            "agents[0].network.allow[0]",
+            "not an IPv4",
+        ),
+        ({"model": "http://h/v1", "allow": ["h.:443"]}, "agents[0].network.allow[0]", "DNS name"),
+        ({"model": "http://h/v1", "allow": ["-h:443"]}, "agents[0].network.allow[0]", "DNS name"),
+        ({"model": "http://h/v1", "allow": ["u@h:443"]}, "agents[0].network.allow[0]", "DNS name"),
+        ({"model": "http://h/v1", "allow": ["h/x:443"]}, "agents[0].network.allow[0]", "DNS name"),
+        (
+            {"model": "http://h/v1", "allow": ["a.b:1", "A.B:1"]},
+            "agents[0].network.allow[1]",
+            "repeats network.allow[0]",
+        ),
+        (
+            {"model": "http://h/v1", "allow": ["[::1]:5", "[0::1]:5"]},
+            "agents[0].network.allow[1]",
+            "repeats",
+        ),
     ],
 )
 def test_a_network_table_that_cannot_work_is_refused_naming_the_field(
@@ -438,3 +723,182 @@ def test_a_dead_runs_gateway_folder_is_swept_and_a_live_ones_kept(tmp_path: Path
         f"{FOLDER_PREFIX}live",
         f"{FOLDER_PREFIX}young",
     ]
+
+
+# --- tunnels, on the host ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("Example.COM:443", "example.com:443"),
+        ("a-b.c1:1", "a-b.c1:1"),
+        ("10.0.0.1:65535", "10.0.0.1:65535"),
+        ("[2001:DB8:0::1]:22", "[2001:db8::1]:22"),
+        ("[::ffff:10.0.0.1]:8000", "[::ffff:a00:1]:8000"),
+    ],
+)
+def test_host_port_pairs_have_one_canonical_form(text: str, canonical: str) -> None:
+    """What the loader accepts and the gateway compares: lower-case names, compressed IPs."""
+    assert str(parse_host_port(text)) == canonical
+    assert parse_host_port(canonical) == parse_host_port(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "h",
+        ":443",
+        "h:",
+        "h:0",
+        "h:65536",
+        "h:+1",
+        "h: 1",
+        "h:１",
+        "*:443",
+        "*.h:443",
+        "h.:1",
+        "a..b:1",
+        "h_x:1",
+        "[::1%eth0]:1",
+        "[::1]x:1",
+        "::1:443",
+        "01.2.3.4:1",
+        "1.2.3:1",
+        "h h:1",
+        "h\r\nX: y:1",
+        "x" * 64 + ".h:1",
+    ],
+)
+def test_anything_but_one_host_and_one_port_is_refused(text: str) -> None:
+    """No wildcard, zone, padding or smuggled header gets a canonical form."""
+    with pytest.raises(ValueError):
+        parse_host_port(text)
+
+
+def test_the_squid_config_allows_exactly_the_pairs_and_denies_everything_else() -> None:
+    """One acl pair and one allow line per pair, names never reverse-resolved, then deny all."""
+    pairs = [parse_host_port(e) for e in ("b.example:443", "10.0.0.1:22", "[2001:db8::1]:80")]
+    config = squid_config(pairs + pairs[:1]).splitlines()
+    access = [line for line in config if line.startswith(("acl host", "acl port", "http_access"))]
+    assert access == [
+        "acl host0 dst 10.0.0.1",
+        "acl port0 port 22",
+        "http_access allow CONNECT host0 port0",
+        "acl host1 dst 2001:db8::1",
+        "acl port1 port 80",
+        "http_access allow CONNECT host1 port1",
+        "acl host2 dstdomain -n b.example",
+        "acl port2 port 443",
+        "http_access allow CONNECT host2 port2",
+        "http_access deny all",
+    ]
+    assert config[-1] == "http_access deny all"
+    assert "http_port 127.0.0.1:3128" in config and "cache deny all" in config
+    assert "pid_filename none" in config and not [line for line in config if "cache_dir" in line]
+    assert squid_config([]).splitlines()[-1] == "http_access deny all"
+
+
+def _ask(tunnels: Tunnels, request: bytes) -> bytes:
+    """What the gateway answers on one connection that sends ``request`` and stops."""
+    agent, gateway_end = socket.socketpair()
+    with agent:
+        with gateway_end:
+            worker = threading.Thread(target=tunnels.serve, args=("x", gateway_end))
+            worker.start()
+            agent.sendall(request)
+            agent.shutdown(socket.SHUT_WR)
+            worker.join(10)
+            assert not worker.is_alive()
+        return agent.recv(65536)
+
+
+def test_the_gateway_refuses_before_squid_and_logs_why() -> None:
+    """Not listed: 403; not CONNECT: 405; no head: 400; nothing sent: no entry. Squid is never asked."""
+    entries: list[dict[str, Any]] = []
+    with socket.socket() as closed:  # a port nothing listens on: squid must not be needed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    tunnels = Tunnels(
+        ["a.example:443"], record=lambda _x, entry: entries.append(entry), squid_port=port
+    )
+    assert _ask(tunnels, b"CONNECT b.example:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403 ")
+    assert _ask(tunnels, b"CONNECT a.example:444 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403 ")
+    answer = _ask(tunnels, b"GET http://a.example:443/ HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 405 ") and b"Allow: CONNECT" in answer
+    assert _ask(tunnels, b"CONNECT a.example:443\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+    assert _ask(tunnels, b"C" * 9000).startswith(b"HTTP/1.1 431 ")
+    assert _ask(tunnels, b"") == b""
+    # Listed, but squid is down: the agent hears 502, the log says why.
+    assert _ask(tunnels, b"CONNECT A.example:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 502 ")
+    assert [(e["method"], e["path"], e["status"], e["refused"]) for e in entries] == [
+        ("CONNECT", "b.example:443", 403, "not in network.allow"),
+        ("CONNECT", "a.example:444", 403, "not in network.allow"),
+        ("GET", "http://a.example:443/", 405, "not a CONNECT request"),
+        ("?", None, 400, "not an HTTP request"),
+        ("?", None, 431, "no complete request head within 8 KiB"),
+        ("CONNECT", "a.example:443", 502, "proxy unreachable: ConnectionRefusedError"),
+    ]
+    assert all(e["kind"] == "tunnel" and e["bytes_out"] == 0 for e in entries)
+
+
+def test_closing_an_execution_ends_its_live_tunnels_and_keeps_their_entries() -> None:
+    """A tunnel still open when its execution closes is cut, and logged with what it carried."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    received: list[bytes] = []
+
+    def proxy() -> None:  # answers as squid does, then holds the tunnel until the gateway cuts it
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\nhello")
+            while chunk := conn.recv(4096):
+                received.append(chunk)
+
+    threading.Thread(target=proxy, daemon=True).start()
+    entries: list[dict[str, Any]] = []
+    tunnels = Tunnels(
+        ["a.example:443"],
+        record=lambda _x, entry: entries.append(entry),
+        squid_port=listener.getsockname()[1],
+    )
+    agent, gateway_end = socket.socketpair()
+    with listener, agent, gateway_end:
+        worker = threading.Thread(target=tunnels.serve, args=("x", gateway_end))
+        worker.start()
+        agent.sendall(b"CONNECT a.example:443 HTTP/1.1\r\n\r\nearly")  # before the answer
+        seen = b""
+        while not seen.endswith(b"hello"):
+            seen += agent.recv(4096)
+        assert seen.startswith(b"HTTP/1.1 200 ")
+        agent.sendall(b"late")
+        time.sleep(0.2)
+        assert worker.is_alive()  # nobody has ended it: it stays open
+        tunnels.end("x")
+        worker.join(5)
+        assert not worker.is_alive()
+    assert b"".join(received) == b"earlylate"
+    assert len(entries) == 1
+    entry = entries[0]
+    assert (entry["path"], entry["status"], entry["refused"]) == ("a.example:443", 200, None)
+    assert (entry["bytes_in"], entry["bytes_out"]) == (len(b"earlylate"), len(b"hello"))
+
+
+def test_sandbox_build_for_a_corpus_with_tunnels_builds_the_gateway_image(
+    docker_client: Any, sandbox_image: str, tmp_path: Path
+) -> None:
+    """`sandbox build --corpus` readies the squid gateway image when an agent has ``allow``,
+    so a run never builds it mid-stage (here: already built by this module, so reused)."""
+    expected = gateway_image(docker_client, base=sandbox_image)
+    root = mini_corpus(
+        tmp_path / "repo",
+        ["cmp-withdraw-exact-balance"],
+        extra_agents=(
+            '\n[[agents]]\nname = "tunneller"\nfamily = "x"\nmode = "command"\n'
+            'command = ["true"]\npath = "agents/scripted"\n'
+            '[agents.network]\nmodel = "http://model:8000/v1"\nallow = ["pypi.org:443"]\n'
+        ),
+    )
+    result = CliRunner().invoke(app, ["sandbox", "build", "--corpus", str(root)])
+    assert result.exit_code == 0, result.output
+    assert f"{expected} gateway image for tunneller" in result.output
