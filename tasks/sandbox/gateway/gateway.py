@@ -37,7 +37,6 @@ import sys
 import threading
 import time
 import urllib.parse
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -46,9 +45,9 @@ try:  # on the host (tests) the package; in the container the file shipped besid
 except ImportError:  # pragma: no cover - the container's layout
     from bughunt_secrets import Scrubber  # type: ignore[import-not-found,no-redef]
 try:  # on the host (tests) the package; in the container the file shipped beside this one
-    from tasks.sandbox.gateway.tunnel import Tunnels, start_squid
+    from tasks.sandbox.gateway.tunnel import Tunnels, log_entry, start_squid
 except ImportError:  # pragma: no cover - the container's layout
-    from tunnel import Tunnels, start_squid  # type: ignore[import-not-found,no-redef]
+    from tunnel import Tunnels, log_entry, start_squid  # type: ignore[import-not-found,no-redef]
 
 KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
 """The gateway container's variable holding the model's key (never the agent's)."""
@@ -78,10 +77,6 @@ _HOP = {
     "x-forwarded-proto",
     "x-real-ip",
 }
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _documents(body: bytes, content_type: str) -> list[Any]:
@@ -321,21 +316,7 @@ class _ModelHandler(BaseHTTPRequestHandler):
 
     def _relay(self) -> None:
         started = time.monotonic()
-        entry: dict[str, Any] = {
-            "at": _now(),
-            "kind": "model",
-            "method": self.command,
-            "path": self.gateway.scrubber.scrub(self.path[:500]),
-            "status": None,
-            "bytes_in": 0,
-            "bytes_out": 0,
-            "seconds": 0.0,
-            "model": None,
-            "tokens_in": None,
-            "tokens_out": None,
-            "cost": 0.0,
-            "refused": None,
-        }
+        entry = log_entry("model", self.command, self.gateway.scrubber.scrub(self.path[:500]))
         self.gateway.record(self.execution, entry)
         try:
             self._relay_into(entry)

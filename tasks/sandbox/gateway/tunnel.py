@@ -142,6 +142,25 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def log_entry(kind: str, method: str | None = None, path: str | None = None) -> dict[str, Any]:
+    """A fresh request-log entry (a model request or a tunnel): the one shape both are logged in."""
+    return {
+        "at": _now(),
+        "kind": kind,
+        "method": method,
+        "path": path,
+        "status": None,
+        "bytes_in": 0,
+        "bytes_out": 0,
+        "seconds": 0.0,
+        "model": None,
+        "tokens_in": None,
+        "tokens_out": None,
+        "cost": 0.0,
+        "refused": None,
+    }
+
+
 def _read_head(sock: socket.socket, limit: int) -> tuple[bytes | None, bytes]:
     """A head (None when the peer stopped, stalled or went past ``limit`` first) and what followed it.
 
@@ -229,21 +248,7 @@ class Tunnels:
     def serve(self, execution: str, client: socket.socket) -> None:
         """One tunnel from its request head to its end; a connection that sent nothing is not logged."""
         started = time.monotonic()
-        entry: dict[str, Any] = {
-            "at": _now(),
-            "kind": "tunnel",
-            "method": None,
-            "path": None,
-            "status": None,
-            "bytes_in": 0,
-            "bytes_out": 0,
-            "seconds": 0.0,
-            "model": None,
-            "tokens_in": None,
-            "tokens_out": None,
-            "cost": 0.0,
-            "refused": None,
-        }
+        entry = log_entry("tunnel")
         ends = [client]  # squid's end joins once open: end() closes whatever is there
         self._track(execution, ends, add=True)
         try:
