@@ -385,6 +385,8 @@ class Observation(_Row):
     """Sandbox: image the test ran in."""
     rewrite: int | None = None
     """Sandbox: seed of the behaviour-preserving rewrite the tree was run as; None for the tree as shown."""
+    sample: int | None = None
+    """Sandbox: which of the agent's samples on the case ran this test (``--agent-samples``)."""
 
 
 class JudgeCall(_Row):
@@ -425,6 +427,8 @@ class JudgeCall(_Row):
     """Answered from the cache without a request."""
     created_at: datetime = Field(default_factory=utcnow)
     """When the call ended."""
+    agent_sample: int = 0
+    """Which of the agents' samples on the case the reports are (``--agent-samples``; 0-based)."""
 
 
 class Verdict(_Row):
@@ -451,6 +455,8 @@ class Verdict(_Row):
     """Bug category of the case."""
     created_at: datetime = Field(default_factory=utcnow)
     """When the verdict was made."""
+    sample: int = 0
+    """Which of the agents' samples on the case were compared (``--agent-samples``; 0-based)."""
 
 
 class BiasProbe(_Row):
@@ -599,6 +605,8 @@ class Reproduction(_Row):
     """When it was decided."""
     symptom: Symptom | None = None
     """How the bug showed when reproduced (fail or hang); None otherwise."""
+    sample: int = 0
+    """Which of the agent's samples on the case (``--agent-samples``; 0-based)."""
 
 
 class AgentRun(_Row):
@@ -637,6 +645,8 @@ class AgentRun(_Row):
     """Model the upstream named in its last answer."""
     created_at: datetime = Field(default_factory=utcnow)
     """When it ended."""
+    sample: int = 0
+    """Which of the agent's samples on the case (``--agent-samples``; 0-based)."""
 
 
 class ContractStatus(StrEnum):

@@ -1,11 +1,15 @@
 """Statistics every stage shares: Wilson intervals and the paired sign test.
 
-Both come from scipy (``binomtest``) rather than hand-written formulas.
+Both come from scipy (``binomtest``) rather than hand-written formulas; the
+one exception, :func:`case_mean`, says why.
 """
 
 from __future__ import annotations
 
-from scipy.stats import binomtest
+import math
+from collections.abc import Sequence
+
+from scipy.stats import binomtest, norm
 
 Interval = tuple[float, float]
 
@@ -34,3 +38,33 @@ def sign_test(wins: int, losses: int) -> float | None:
     if n == 0:
         return None
     return float(binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
+
+
+def case_mean(
+    values: Sequence[float], confidence: float = 0.95
+) -> tuple[float | None, Interval | None]:
+    """Mean of per-case fractions in [0, 1] (e.g. samples reproduced), with a 95% interval.
+
+    The case is the unit: k samples of one case are one value, never k. When
+    every value is 0 or 1 (one sample per case, or samples that agree) this
+    is :func:`wilson` over the cases, exactly. Otherwise it is the Wilson
+    score formula with the sum of fractions as the successes: a variable in
+    [0, 1] with mean p has variance at most p(1 - p), so the interval is at
+    least as wide as the one the fractions' own spread would give
+    (conservative, never narrower than the evidence). scipy's ``binomtest``
+    takes whole successes only, hence the formula here.
+    """
+    n = len(values)
+    if n == 0:
+        return None, None
+    if any(not 0.0 <= v <= 1.0 for v in values):
+        raise ValueError("case fractions must lie in [0, 1]")
+    total = math.fsum(values)
+    if all(v in (0.0, 1.0) for v in values):
+        return total / n, wilson(round(total), n, confidence)
+    p = total / n
+    z = float(norm.ppf(0.5 + confidence / 2))
+    scale = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / scale
+    half = z / scale * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return p, (max(0.0, centre - half), min(1.0, centre + half))

@@ -38,6 +38,7 @@ from tasks.score import (
     gate_of_rows,
     interval_decided,
     score_interval,
+    verdict_samples,
 )
 
 In = TypeVar("In", bound=StageInputs)
@@ -188,8 +189,8 @@ def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
     return interval_decided(interval, ctx.params.width)
 
 
-def _verdicts(progress: _Progress) -> dict[str, VerdictOutcome]:
-    return {v.case_id: v.outcome for s in progress.scores for v in s.verdicts}
+def _verdicts(progress: _Progress) -> dict[str, list[VerdictOutcome]]:
+    return verdict_samples(v for s in progress.scores for v in s.verdicts)
 
 
 def _interval(ctx: RunContext, order: list[str], progress: _Progress) -> tuple[float, float] | None:

@@ -64,6 +64,10 @@ class RunParams(BaseModel):
     )
     """Wall-clock deadline of one agent execution, in seconds (an agent's own ``timeout_s``
     in corpus.toml wins)."""
+    agent_samples: int = Field(default=1, ge=1, le=50)
+    """Independent runs of each command agent per case; rates and pair scores average a
+    case's samples, the case as the unit (a replay agent's one recorded report is its
+    only sample)."""
     judge_deadline_s: float = Field(default=90.0, gt=0)
     """Deadline of one judge call (all attempts)."""
     max_in_flight: int = Field(default=8, ge=1)
@@ -99,6 +103,7 @@ class RunParams(BaseModel):
             or corpus.config.test_timeout_s
             or DEFAULT_TEST_TIMEOUT_S,
             agent_timeout_s=self.agent_timeout_s,
+            agent_samples=self.agent_samples,
             workers=self.workers,
             seed=self.seed or 0,
         )

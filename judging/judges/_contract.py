@@ -138,6 +138,7 @@ def call_judge(
             "family": judge.family,
             "order": request.order,
             "sample_index": request.sample_index,
+            "agent_sample": request.agent_sample,
             "prompt_hash": prompt.prompt_hash,
         }
         return JudgeCall.model_validate({**base, **fields})

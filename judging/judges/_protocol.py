@@ -51,6 +51,8 @@ class JudgeRequest(BaseModel):
     """Features of the second report."""
     sample_index: int = 0
     """Index among repeated samples of the same ordered pair."""
+    agent_sample: int = 0
+    """Which of the agents' samples on the case the two reports are (``--agent-samples``)."""
 
 
 class JudgeError(Exception):

@@ -48,7 +48,8 @@ class FlakeResult(BaseModel):
     flakes: list[FlakeRecord]
     """New flake-ledger rows (one per test key whose state this run moved or confirmed)."""
     reproductions: list[Reproduction]
-    """One outcome per case × agent, ``flaky`` where the flake ledger distrusts its test."""
+    """One outcome per case × agent × sample, ``flaky`` where the flake ledger distrusts its
+    test."""
 
     @classmethod
     def merge(cls, parts: Sequence[FlakeResult]) -> FlakeResult:
@@ -86,6 +87,7 @@ def reproductions_after_flakes(
                 report_words=None,
                 category=categories.get(p.case_id),
                 symptom=p.symptom if outcome is ReproOutcome.REPRODUCED else None,
+                sample=p.sample,
             )
         )
     return out

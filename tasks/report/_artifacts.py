@@ -71,7 +71,7 @@ def case_table(summary: RunSummary) -> list[dict[str, Any]]:
     """One row per planned case: statuses, verdict and reasons (text clipped, not escaped)."""
     return [
         {
-            "case": c.case_id,
+            "case": c.case_id + (f" · sample {c.sample}" if c.sample is not None else ""),
             "category": str(c.category) if c.category else "uncategorised",
             "baseline": str(c.baseline_status),
             "baseline_reason": clip(c.baseline_reason),

@@ -41,19 +41,23 @@ class VersionRepro(_Out):
     cases: int
     """Cases attempted."""
     reproduced: int
-    """Cases reproduced."""
+    """Cases reproduced (with several samples per case: samples)."""
     not_reproduced: int
-    """Cases decided but not reproduced."""
+    """Cases decided but not reproduced (samples)."""
     flaky: int
-    """Cases whose test is flaky: never counted as reproduced or not."""
+    """Cases whose test is flaky: never counted as reproduced or not (samples)."""
     error: int
-    """Cases without a decision."""
+    """Cases without a decision (samples)."""
     rate: float | None
-    """reproduced / (reproduced + not_reproduced); null when none is decided."""
+    """reproduced / (reproduced + not_reproduced); null when none is decided. With several
+    samples per case, the mean over decided cases of each case's share of its decided
+    samples reproduced: the case is the unit."""
     rate_ci: Interval | None
-    """Wilson 95% interval over decided cases."""
+    """Wilson 95% interval over decided cases (conservative for shares of samples)."""
     rate_bounds: Interval | None
-    """The rate if every flaky case were not reproduced, and if every one were."""
+    """The rate if every flaky case (sample) were not reproduced, and if every one were."""
+    samples: int = 1
+    """Samples per case (``--agent-samples``; 1 for a replay agent)."""
 
 
 class AgentCost(_Out):
@@ -108,6 +112,9 @@ class CaseRow(_Out):
     """The baseline agent's transcript, relative to the report folder (command agents)."""
     candidate_transcript: str | None = None
     """The candidate agent's transcript."""
+    sample: int | None = None
+    """Which of the agents' samples on the case the row shows; None when the run had one
+    sample per case (``--agent-samples``)."""
 
 
 class RunSummary(_Out):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -18,7 +19,7 @@ from bughunt.models import (
     Strategy,
     Verdict,
 )
-from bughunt.stats import rate, wilson
+from bughunt.stats import case_mean
 from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
 from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
@@ -41,10 +42,12 @@ _AS_STATUS = {
 
 
 def reproduction_records(reproductions: Sequence[Reproduction]) -> list[Observation]:
-    """One outcome record per case and version (pass = reproduced), for the outcome contract."""
+    """One outcome record per case, version and sample (pass = reproduced), for the outcome
+    contract; each is its own identity (samples of one case are never replays)."""
     return [
         Observation(
-            observation_id=f"{r.run_id}/{r.case_id}/{r.agent_version}",
+            observation_id=(ident := _sample_id(r)),
+            record_id=ident,
             case_id=r.case_id,
             run_id=r.run_id,
             agent_version=r.agent_version,
@@ -59,30 +62,46 @@ def reproduction_records(reproductions: Sequence[Reproduction]) -> list[Observat
     ]
 
 
+def _sample_id(r: Reproduction) -> str:
+    return f"{r.run_id}/{r.case_id}/{r.agent_version}" + (f"/s{r.sample}" if r.sample else "")
+
+
 def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) -> VersionRepro:
-    """Reproduction figures of one version; flaky cases are out of the rate, in the bounds."""
+    """Reproduction figures of one version; flaky cases are out of the rate, in the bounds.
+
+    With several samples per case, the case is the unit: each case's share of
+    samples reproduced, averaged over cases (:func:`~bughunt.stats.case_mean`).
+    """
     mine = [r for r in reproductions if r.agent_version == agent.name]
     n = {o: sum(1 for r in mine if r.outcome is o) for o in ReproOutcome}
-    rep, nrep, flaky = (
-        n[ReproOutcome.REPRODUCED],
-        n[ReproOutcome.NOT_REPRODUCED],
-        n[ReproOutcome.FLAKY],
-    )
-    decided = rep + nrep
+    by_case: dict[str, Counter[ReproOutcome]] = {}
+    for r in mine:
+        by_case.setdefault(r.case_id, Counter())[r.outcome] += 1
+    shares, low, high = [], [], []
+    for counts in by_case.values():
+        rep, nrep = counts[ReproOutcome.REPRODUCED], counts[ReproOutcome.NOT_REPRODUCED]
+        flaky = counts[ReproOutcome.FLAKY]
+        if rep + nrep:
+            shares.append(rep / (rep + nrep))
+        if rep + nrep + flaky:
+            low.append(rep / (rep + nrep + flaky))
+            high.append((rep + flaky) / (rep + nrep + flaky))
+    mean, interval = case_mean(shares)
     bounds = None
-    if flaky and decided + flaky:
-        bounds = (rep / (decided + flaky), (rep + flaky) / (decided + flaky))
+    if n[ReproOutcome.FLAKY] and low:
+        bounds = (sum(low) / len(low), sum(high) / len(high))
     return VersionRepro(
         agent_version=agent.name,
         family=agent.family,
-        cases=len(mine),
-        reproduced=rep,
-        not_reproduced=nrep,
-        flaky=flaky,
+        cases=len(by_case),
+        reproduced=n[ReproOutcome.REPRODUCED],
+        not_reproduced=n[ReproOutcome.NOT_REPRODUCED],
+        flaky=n[ReproOutcome.FLAKY],
         error=n[ReproOutcome.ERROR],
-        rate=rate(rep, decided),
-        rate_ci=wilson(rep, decided),
+        rate=mean,
+        rate_ci=interval,
         rate_bounds=bounds,
+        samples=max((r.sample + 1 for r in mine), default=1),
     )
 
 
@@ -90,9 +109,11 @@ TRANSCRIPTS = "transcripts"
 """Folder of the agents' transcripts inside a run's report folder."""
 
 
-def transcript_path(case_id: str, agent_version: str) -> str:
-    """Where a pair's transcript is written, relative to the report folder (names are ids, no path)."""
-    return f"{TRANSCRIPTS}/{case_id}/{agent_version}.txt"
+def transcript_path(case_id: str, agent_version: str, sample: int = 0) -> str:
+    """Where a pair's transcript is written, relative to the report folder (names are ids, no
+    path); a later sample's beside the first's."""
+    suffix = f".sample{sample}" if sample else ""
+    return f"{TRANSCRIPTS}/{case_id}/{agent_version}{suffix}.txt"
 
 
 def agent_costs(
@@ -143,36 +164,56 @@ def case_rows(
     baseline: str,
     candidate: str,
 ) -> list[CaseRow]:
-    """One row per planned case: both versions' outcomes and titles, and the verdict."""
-    repro = {(r.case_id, r.agent_version): r for r in reproductions}
+    """One row per planned case (per case and agent sample, with several samples): both
+    versions' outcomes and titles, and the verdict. A version with one sample (a replay
+    agent) shows it in every sample's row."""
+    repro = {(r.case_id, r.agent_version, r.sample): r for r in reproductions}
     titles = {}
-    traced: set[tuple[str, str]] = set()
+    traced: set[tuple[str, str, int]] = set()
     if sandbox is not None:
-        titles = {(p.case_id, p.agent_version): p.report.title for p in sandbox.pairs if p.report}
-        traced = {(p.case_id, p.agent_version) for p in sandbox.pairs if p.transcript is not None}
+        titles = {
+            (p.case_id, p.agent_version, p.sample): p.report.title
+            for p in sandbox.pairs
+            if p.report
+        }
+        traced = {
+            (p.case_id, p.agent_version, p.sample)
+            for p in sandbox.pairs
+            if p.transcript is not None
+        }
+    verdict = {(v.case_id, v.sample): v for v in verdicts}
+    keys = {*repro, *titles, *traced}
+    samples = 1 + max((k[2] for k in keys), default=0)
+    samples = max(samples, 1 + max((v.sample for v in verdicts), default=0))
 
-    def transcript(case_id: str, agent: str) -> str | None:
-        return transcript_path(case_id, agent) if (case_id, agent) in traced else None
+    def own(key: tuple[str, str, int]) -> tuple[str, str, int]:
+        """The key of this sample, or of the version's only sample."""
+        case_id, agent, _ = key
+        return key if key in keys else (case_id, agent, 0)
 
-    verdict = {v.case_id: v for v in verdicts}
+    def transcript(key: tuple[str, str, int]) -> str | None:
+        return transcript_path(*own(key)) if own(key) in traced else None
+
     rows = []
-    for case_id in case_ids:
-        b, c = repro.get((case_id, baseline)), repro.get((case_id, candidate))
-        v = verdict.get(case_id)
+    for case_id, sample in ((c, s) for c in case_ids for s in range(samples)):
+        bk, ck = own((case_id, baseline, sample)), own((case_id, candidate, sample))
+        b, c = repro.get(bk), repro.get(ck)
+        v = verdict.get((case_id, sample))
         rows.append(
             CaseRow(
                 case_id=case_id,
+                sample=sample if samples > 1 else None,
                 category=categories.get(case_id),
                 baseline_status=b.outcome if b else ReproOutcome.ERROR,
                 baseline_reason=b.reason if b else "not run",
                 candidate_status=c.outcome if c else ReproOutcome.ERROR,
                 candidate_reason=c.reason if c else "not run",
-                baseline_title=titles.get((case_id, baseline)),
-                candidate_title=titles.get((case_id, candidate)),
+                baseline_title=titles.get(bk),
+                candidate_title=titles.get(ck),
                 verdict=v.outcome.value if v else "unscored",
                 verdict_reason=(v.reason if v else "not judged in this run"),
-                baseline_transcript=transcript(case_id, baseline),
-                candidate_transcript=transcript(case_id, candidate),
+                baseline_transcript=transcript(bk),
+                candidate_transcript=transcript(ck),
             )
         )
     return rows

@@ -171,11 +171,12 @@ def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Pa
     for pair in sandbox.pairs if isinstance(sandbox, SandboxResult) else sandbox:
         if pair.transcript is None:
             continue
-        path = out_dir / transcript_path(pair.case_id, pair.agent_version)
+        path = out_dir / transcript_path(pair.case_id, pair.agent_version, pair.sample)
         path.parent.mkdir(parents=True, exist_ok=True)
         run = pair.agent_run
+        sample = f" (sample {pair.sample})" if pair.sample else ""
         head = [
-            f"agent {pair.agent_version} on case {pair.case_id}",
+            f"agent {pair.agent_version} on case {pair.case_id}{sample}",
             f"ended: {run.ended if run else pair.unusable_reason or 'report'}",
             f"seconds: {pair.agent_seconds}",
         ]

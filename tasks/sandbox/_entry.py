@@ -61,13 +61,16 @@ def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, A
         "SELECT * FROM observations WHERE run_id = ? AND source = 'sandbox' ORDER BY rowid",
         [run_id],
     )
-    by_pair: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
+    by_pair: dict[tuple[str | None, str | None, int], list[dict[str, Any]]] = {}
     for obs in arrow_to_rows(Observation, table):
-        by_pair.setdefault((obs.case_id, obs.agent_version), []).append(
+        by_pair.setdefault((obs.case_id, obs.agent_version, obs.sample or 0), []).append(
             obs.model_dump(mode="json", by_alias=True)
         )
     pairs = [
-        {**p, "observations": by_pair.get((p["case_id"], p["agent_version"]), [])}
+        {
+            **p,
+            "observations": by_pair.get((p["case_id"], p["agent_version"], p.get("sample", 0)), []),
+        }
         for p in payload["pairs"]
     ]
     return {"pairs": pairs}

@@ -207,6 +207,8 @@ class PairIds:
     case_hash: str | None
     agent: str
     image_id: str
+    sample: int = 0
+    """Which of the agent's samples on the case: part of every execution's identity."""
 
 
 def reproduce(
@@ -229,7 +231,8 @@ def reproduce(
     test_hash = sha256_bytes(test)
     has_rewrite = trees.rewritten_buggy is not None and trees.rewritten_clean is not None
     payloads = _payloads(trees, test, executor.limits)
-    order_seed = derive_seed(seed, "order", ids.case_id, ids.agent)
+    # Sample 0 keeps the seed (and record ids) a run without samples had.
+    order_seed = derive_seed(seed, "order", ids.case_id, ids.agent, *_sample_part(ids))
     slots = schedule(repeats, rewrite_repeats if has_rewrite else 0, order_seed)
     observations = []
     for position, slot in enumerate(slots):
@@ -242,6 +245,10 @@ def reproduce(
             _observation(ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed)
         )
     return test_hash, observations
+
+
+def _sample_part(ids: PairIds) -> tuple[str, ...]:
+    return (f"s{ids.sample}",) if ids.sample else ()
 
 
 def _payloads(trees: CaseTrees, test: bytes, limits: Limits) -> dict[tuple[Tree, bool], bytes]:
@@ -280,7 +287,17 @@ def _observation(
     return Observation(
         observation_id=uuid.uuid4().hex,
         # The test's hash is part of the identity: other source run again is a new observation.
-        record_id=f"{ids.run_id}/{ids.case_id}/{ids.agent}/{test_hash[:16]}/{slot.tree.value}{suffix}/{slot.repeat}",
+        record_id="/".join(
+            (
+                ids.run_id,
+                ids.case_id,
+                ids.agent,
+                *_sample_part(ids),
+                test_hash[:16],
+                f"{slot.tree.value}{suffix}",
+                str(slot.repeat),
+            )
+        ),
         case_id=ids.case_id,
         run_id=ids.run_id,
         agent_version=ids.agent,
@@ -298,6 +315,7 @@ def _observation(
         output=result.output,
         test_hash=test_hash,
         image_id=ids.image_id,
+        sample=ids.sample,
         rewrite=rewrite_seed if slot.rewritten else None,
     )
 

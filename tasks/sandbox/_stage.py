@@ -86,6 +86,14 @@ class SandboxSettings(BaseModel):
     """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
     check_contract: bool = True
     """Check each case's corpus contract (cached by case hash) before any verdict on it."""
+    agent_samples: int = Field(default=1, ge=1, le=50)
+    """Independent runs of each command agent on each case (``--agent-samples``): a
+    stochastic agent is measured by its rate over samples, the case as the unit. A replay
+    agent has one recorded report per case, which is its only sample."""
+
+    def samples_of(self, agent: AgentVersion) -> int:
+        """How many samples ``agent`` gets per case: ``agent_samples`` for a command agent."""
+        return self.agent_samples if agent.mode is AgentMode.COMMAND else 1
 
     @property
     def rewrites(self) -> int:
@@ -130,6 +138,8 @@ class PairResult(BaseModel):
     """The agent's output, head and tail, scrubbed (command mode)."""
     calls: list[dict[str, Any]] = []
     """The requests its gateway saw for this case, scrubbed (an agent with a network)."""
+    sample: int = 0
+    """Which of the agent's samples on the case this is (``agent_samples``; 0-based)."""
 
     @classmethod
     def failed(
@@ -142,6 +152,7 @@ class PairResult(BaseModel):
         unusable_reason: str | None = None,
         agent_seconds: float | None = None,
         trace: AgentTrace | None = None,
+        sample: int = 0,
     ) -> PairResult:
         """A pair that ended in ``error`` before any execution, with its reason."""
         return cls(
@@ -156,6 +167,7 @@ class PairResult(BaseModel):
             test_hash=None,
             agent_seconds=agent_seconds,
             observations=[],
+            sample=sample,
             **(trace or {}),
         )
 
@@ -193,11 +205,13 @@ class SandboxResult(BaseModel):
             seed=parts[0].seed,
             swept=[c for p in parts for c in p.swept],
             checks=[c for p in parts for c in p.checks],
-            pairs=sorted(
-                (pair for p in parts for pair in p.pairs),
-                key=lambda pair: (pair.case_id, pair.agent_version),
-            ),
+            pairs=sorted((pair for p in parts for pair in p.pairs), key=pair_order),
         )
+
+
+def pair_order(pair: PairResult) -> tuple[str, str, int]:
+    """How a stage's pairs are sorted: by case, agent version, then sample."""
+    return (pair.case_id, pair.agent_version, pair.sample)
 
 
 class AgentTrace(TypedDict, total=False):
@@ -215,6 +229,7 @@ def agent_trace(
     case_id: str,
     case_hash: str | None,
     agent: str,
+    sample: int = 0,
 ) -> AgentTrace:
     """The pair's fields for an agent execution: its ``agent_runs`` row, transcript and calls.
 
@@ -246,6 +261,7 @@ def agent_trace(
         tokens_out=sum(tokens_out) if tokens_out else None,
         cost=sum(float(c.get("cost") or 0.0) for c in answered) if answered else None,
         model=models[-1] if models else None,
+        sample=sample,
     )
     return {"agent_run": row, "transcript": execution.transcript, "calls": calls}
 
@@ -261,6 +277,8 @@ class _Job:
     """The buggy tree as the agent sees it: the oracle held out."""
     report: BugReport | str | None = None
     """A report given directly (``verify_report``), instead of the agent's."""
+    sample: int = 0
+    """Which of the agent's samples on the case (``agent_samples``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +312,7 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, AgentExecution | 
         "id": job.case.case_id,
         "title": job.case.case.title,
         "hints": job.case.case.hints,
+        "sample": job.sample,
     }
     execution = run_agent(
         job.agent,
@@ -319,7 +338,12 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
     try:
         got, execution = _report_of(job, env)
         trace = agent_trace(
-            execution, run_id=env.run_id, case_id=case_id, case_hash=job.case_hash, agent=agent.name
+            execution,
+            run_id=env.run_id,
+            case_id=case_id,
+            case_hash=job.case_hash,
+            agent=agent.name,
+            sample=job.sample,
         )
         agent_seconds = execution.seconds if execution is not None else None
         if isinstance(got, str):
@@ -331,8 +355,9 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
                 unusable_reason=got,
                 agent_seconds=agent_seconds,
                 trace=trace,
+                sample=job.sample,
             )
-        ids = PairIds(env.run_id, case_id, job.case_hash, agent.name, env.image_id)
+        ids = PairIds(env.run_id, case_id, job.case_hash, agent.name, env.image_id, job.sample)
         test_hash, observations = reproduce(
             got,
             job.trees,
@@ -356,6 +381,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
             f"sandbox engine failed: {exc.message}",
             agent_seconds=agent_seconds,
             trace=trace,
+            sample=job.sample,
         )
     return PairResult(
         case_id=case_id,
@@ -371,6 +397,7 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
         rewrite_seed=job.trees.rewrite_seed,
         symptom=symptom_of(outcome, observations),
         observations=observations,
+        sample=job.sample,
         **trace,
     )
 
@@ -382,7 +409,8 @@ def _jobs(
     case_hashes: dict[str, str],
     settings: SandboxSettings,
 ) -> tuple[list[_Job], list[PairResult]]:
-    """One job per planned case × agent; a case whose buggy tree cannot be made fails alone."""
+    """One job per planned case × agent × sample; a case whose buggy tree cannot be made fails
+    alone."""
     clean = read_tree(corpus.config.target)
     wanted = set(case_ids)
     jobs: list[_Job] = []
@@ -397,15 +425,17 @@ def _jobs(
             )
         except Exception as exc:  # a bad case costs only itself (docs/architecture.md#bad-input)
             reason = getattr(exc, "message", str(exc))
-            for agent in agents:
-                failed.append(
-                    PairResult.failed(
-                        case.case_id,
-                        case_hash,
-                        agent,
-                        f"buggy tree could not be prepared: {reason}",
-                    )
+            failed.extend(
+                PairResult.failed(
+                    case.case_id,
+                    case_hash,
+                    agent,
+                    f"buggy tree could not be prepared: {reason}",
+                    sample=sample,
                 )
+                for agent in agents
+                for sample in range(settings.samples_of(agent))
+            )
             continue
         trees = case_trees(
             buggy,
@@ -420,7 +450,11 @@ def _jobs(
             else None
         )
         view = agent_view(buggy, corpus.config.oracle, corpus.config.visible_tests)
-        jobs.extend(_Job(case, case_hash, agent, trees, check, view) for agent in agents)
+        jobs.extend(
+            _Job(case, case_hash, agent, trees, check, view, sample=sample)
+            for agent in agents
+            for sample in range(settings.samples_of(agent))
+        )
     return jobs, failed
 
 
@@ -582,7 +616,13 @@ def run_sandbox(
     )
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
     failed += [
-        PairResult.failed(job.case.case_id, job.case_hash, job.agent, broken[job.case.case_id])
+        PairResult.failed(
+            job.case.case_id,
+            job.case_hash,
+            job.agent,
+            broken[job.case.case_id],
+            sample=job.sample,
+        )
         for job in jobs
         if job.case.case_id in broken
     ]
@@ -599,7 +639,7 @@ def run_sandbox(
         agent_images=agent_images,
         model_keys=model_keys,
     )
-    pairs = sorted([*results, *failed], key=lambda p: (p.case_id, p.agent_version))
+    pairs = sorted([*results, *failed], key=pair_order)
     return SandboxResult(
         image=image, image_id=image_id, seed=settings.seed, swept=swept, pairs=pairs, checks=checks
     )

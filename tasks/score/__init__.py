@@ -26,6 +26,7 @@ from tasks.score._gate import (
     decide_gate,
     gate_of_rows,
     load_gate_thresholds,
+    verdict_samples,
 )
 from tasks.score._health import CallCounts, JudgeHealth, call_counts
 from tasks.score._stage import ScoreResult, ScoreSettings, score_stage
@@ -80,5 +81,6 @@ __all__ = [
     "stored_records",
     "summarize",
     "unscored_rows",
+    "verdict_samples",
     "words_of",
 ]

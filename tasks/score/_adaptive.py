@@ -84,15 +84,25 @@ def evaluation_order(case_ids: Sequence[str], seed: int) -> list[str]:
 
 
 def score_interval(
-    order: Sequence[str], verdicts: Mapping[str, VerdictOutcome], population: int, alpha: float
+    order: Sequence[str],
+    verdicts: Mapping[str, Sequence[VerdictOutcome]],
+    population: int,
+    alpha: float,
 ) -> tuple[float, float]:
     """A two-sided anytime-valid interval (alpha/2 each side) on the mean pair score.
 
-    Cases without a verdict count as 0 for the lower and 1 for the upper bound.
+    ``verdicts`` holds each case's verdicts, one per agent sample: a case's
+    score is their mean (the case is the unit). Samples without a verdict
+    count as 0 for the lower and 1 for the upper bound.
     """
-    evaluated = [c for c in order if c in verdicts]
-    low = [PAIR_SCORE.get(verdicts[c], 0.0) for c in evaluated]
-    high = [PAIR_SCORE.get(verdicts[c], 1.0) for c in evaluated]
+    evaluated = [c for c in order if verdicts.get(c)]
+
+    def mean(case: str, missing: float) -> float:
+        values = [PAIR_SCORE.get(v, missing) for v in verdicts[case]]
+        return sum(values) / len(values)
+
+    low = [mean(c, 0.0) for c in evaluated]
+    high = [mean(c, 1.0) for c in evaluated]
     return (
         bound(low, population=WITH_REPLACEMENT, alpha=alpha / 2, side=Side.ABOVE),
         bound(high, population=WITH_REPLACEMENT, alpha=alpha / 2, side=Side.BELOW),

@@ -41,12 +41,12 @@ def evidence_of(
 ) -> list[ReportEvidence]:
     """Each report of ``agents`` with its final outcome (after the flake ledger's word)."""
     wanted = {a.name for a in agents}
-    final = {(r.case_id, r.agent_version): r for r in reproductions}
+    final = {(r.case_id, r.agent_version, r.sample): r for r in reproductions}
     out = []
     for p in sandbox.pairs:
         if p.agent_version not in wanted:
             continue
-        r = final.get((p.case_id, p.agent_version))
+        r = final.get((p.case_id, p.agent_version, p.sample))
         out.append(
             ReportEvidence(
                 case_id=p.case_id,
@@ -56,6 +56,7 @@ def evidence_of(
                 unusable_reason=p.unusable_reason,
                 outcome=r.outcome if r else p.outcome,
                 reason=r.reason if r else p.reason,
+                sample=p.sample,
             )
         )
     return out

@@ -41,6 +41,8 @@ class ReportEvidence(BaseModel):
     """What its reproduction test showed."""
     reason: str | None = None
     """Why, for anything but a clean reproduction."""
+    sample: int = 0
+    """Which of the agent's samples on the case (``--agent-samples``)."""
 
 
 def report_quality(evidence: ReportEvidence) -> float:

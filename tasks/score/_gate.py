@@ -28,10 +28,10 @@ about this run's reports on this plan, and tighter near its end.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -221,17 +221,48 @@ def _repro_value(b: ReproOutcome | None, c: ReproOutcome | None) -> float | None
     return (won + 1) / 2
 
 
+VerdictSamples = VerdictOutcome | Sequence[VerdictOutcome]
+"""A case's verdict, or one per agent sample (``--agent-samples``), in sample order."""
+ReproSamples = ReproOutcome | Sequence[ReproOutcome]
+"""A case's reproduction outcome of one version, or one per agent sample, in sample order."""
+
+
+_E = TypeVar("_E", bound=StrEnum)
+_T = TypeVar("_T")
+
+
+def _listed(value: _E | Sequence[_E] | None) -> list[_E]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, StrEnum) else list(value)
+
+
+def _sample(values: Sequence[ReproOutcome], i: int) -> ReproOutcome | None:
+    """Sample ``i`` of one side; a side with one outcome (a replay agent) shows it in every sample."""
+    return values[i] if i < len(values) else (values[0] if len(values) == 1 else None)
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
 class _Evidence:
-    """The evaluated cases in order, each with its pair score and reproduction measure."""
+    """The evaluated cases in order, each with its pair score and reproduction measure.
+
+    With several agent samples per case, the case stays the unit: its value
+    is the mean over its samples, and a missing sample counts as 0 in the
+    case's low value and 1 in its high one (as a missing case does), so the
+    bounds' n is the number of cases, never of samples.
+    """
 
     def __init__(
         self,
         order: Sequence[str],
-        verdicts: Mapping[str, VerdictOutcome],
-        baseline: Mapping[str, ReproOutcome],
-        candidate: Mapping[str, ReproOutcome],
+        verdicts: Mapping[str, VerdictSamples],
+        baseline: Mapping[str, ReproSamples],
+        candidate: Mapping[str, ReproSamples],
         evaluated: int | None,
-        split_ties: Collection[str] = (),
+        split_ties: Collection[str | tuple[str, int]] = (),
     ) -> None:
         if evaluated is not None:
             self.cases = list(order[:evaluated])
@@ -239,27 +270,66 @@ class _Evidence:
             seen = set(verdicts) | set(baseline) | set(candidate)
             self.cases = [c for c in order if c in seen]
         # A tie only because the calls split between the sides is no evidence of equality:
-        # the pair counts as unjudged, never as ½.
+        # the pair counts as unjudged, never as ½. A case id names all its samples.
         split = set(split_ties)
-        self.split = sum(1 for c in self.cases if c in split)
-        self.score = [
-            None if c in split else PAIR_SCORE.get(verdicts.get(c, VerdictOutcome.UNSCORED))
-            for c in self.cases
-        ]
-        self.repro = [_repro_value(baseline.get(c), candidate.get(c)) for c in self.cases]
-        self.ties = sum(
-            1 for c in self.cases if verdicts.get(c) is VerdictOutcome.TIE and c not in split
-        )
+        self.split = 0
+        self.ties = 0.0
+        self.unjudged = 0.0
+        self.score: list[float | None] = []
+        self.score_low: list[float] = []
+        self.score_high: list[float] = []
+        for c in self.cases:
+            outcomes = _listed(verdicts.get(c)) or [VerdictOutcome.UNSCORED]
+            splits = [c in split or (c, i) in split for i in range(len(outcomes))]
+            self.split += any(splits)
+            values = [
+                None if s else PAIR_SCORE.get(o) for o, s in zip(outcomes, splits, strict=True)
+            ]
+            self.ties += _mean(
+                [
+                    float(o is VerdictOutcome.TIE and not s)
+                    for o, s in zip(outcomes, splits, strict=True)
+                ]
+            )
+            self._add(values, self.score, self.score_low, self.score_high)
+            self.unjudged += _mean([float(v is None) for v in values])
+        self.repro: list[float | None] = []
+        self.repro_low: list[float] = []
+        self.repro_high: list[float] = []
+        for c in self.cases:
+            b, k = _listed(baseline.get(c)), _listed(candidate.get(c))
+            n = max(len(b), len(k), 1)
+            values = [_repro_value(_sample(b, i), _sample(k, i)) for i in range(n)]
+            self._add(values, self.repro, self.repro_low, self.repro_high)
+
+    @staticmethod
+    def _add(
+        values: Sequence[float | None],
+        known: list[float | None],
+        low: list[float],
+        high: list[float],
+    ) -> None:
+        """One case's samples: its value (None unless every sample is known), low and high."""
+        known.append(None if None in values else _mean([v for v in values if v is not None]))
+        low.append(_mean([0.0 if v is None else v for v in values]))
+        high.append(_mean([1.0 if v is None else v for v in values]))
+
+    def unrun(self, side: Mapping[str, ReproSamples], case: str) -> float:
+        """Share of one version's samples on ``case`` that could not be run (1 when none ran)."""
+        values = _listed(side.get(case))
+        if not values:
+            return 1.0
+        return _mean([float(v is ReproOutcome.ERROR) for v in values])
 
     def sequences(self) -> Sequences:
-        def filled(values: list[float | None], missing: float) -> NDArray[np.float64]:
-            return np.array([missing if v is None else v for v in values], dtype=np.float64)
+        def array(values: list[float]) -> NDArray[np.float64]:
+            return np.array(values, dtype=np.float64)
 
         return Sequences(
-            score_low=filled(self.score, 0.0),
-            score_high=filled(self.score, 1.0),
-            repro_low=filled(self.repro, 0.0),
-            repro_high=filled(self.repro, 1.0),
+            score_low=array(self.score_low),
+            score_high=array(self.score_high),
+            repro_low=array(self.repro_low),
+            repro_high=array(self.repro_high),
         )
 
 
@@ -293,20 +363,16 @@ def _bounds(
 
 def _unrun_problem(
     ev: _Evidence,
-    baseline: Mapping[str, ReproOutcome],
-    candidate: Mapping[str, ReproOutcome],
+    baseline: Mapping[str, ReproSamples],
+    candidate: Mapping[str, ReproSamples],
     thresholds: GateThresholds,
 ) -> str | None:
-    """Why the review failed on reproductions, when too many could not be run."""
+    """Why the review failed on reproductions, when too many could not be run (a case's
+    samples count as one reproduction, by the share that could not be run)."""
     cases = max(1, len(ev.cases))
-    unrun = sum(
-        1
-        for c in ev.cases
-        for side in (baseline, candidate)
-        if side.get(c) in (None, ReproOutcome.ERROR)
-    )
+    unrun = sum(ev.unrun(side, c) for c in ev.cases for side in (baseline, candidate))
     if unrun / (2 * cases) > thresholds.max_unreviewed:
-        return f"{unrun} of {2 * cases} reproductions could not be run or had no usable report"
+        return f"{unrun:.4g} of {2 * cases} reproductions could not be run or had no usable report"
     return None
 
 
@@ -316,7 +382,7 @@ def _unjudged_problem(
     """Why the review failed on judging: too many pairs unjudged, the breaker opened, or none judged."""
     if not ev.cases:
         return "no pair was judged" if judge_degraded else None
-    unjudged = sum(1 for v in ev.score if v is None)
+    unjudged = ev.unjudged
     total = len(ev.cases)
     if not (unjudged / total > thresholds.max_unreviewed or judge_degraded or unjudged == total):
         return None
@@ -325,7 +391,7 @@ def _unjudged_problem(
         if ev.split
         else ""
     )
-    why = [f"{unjudged} of {total} pairs could not be judged{split}"]
+    why = [f"{unjudged:.4g} of {total} pairs could not be judged{split}"]
     if judge_degraded:
         why.append("the judge's circuit breaker opened")
     return " and ".join(why)
@@ -417,21 +483,23 @@ def decide_gate(
     *,
     planned_cases: int,
     order: Sequence[str],
-    verdicts: Mapping[str, VerdictOutcome],
-    baseline_repro: Mapping[str, ReproOutcome],
-    candidate_repro: Mapping[str, ReproOutcome],
+    verdicts: Mapping[str, VerdictSamples],
+    baseline_repro: Mapping[str, ReproSamples],
+    candidate_repro: Mapping[str, ReproSamples],
     judge_degraded: bool,
     thresholds: GateThresholds,
     evaluated: int | None = None,
-    split_ties: Collection[str] = (),
+    split_ties: Collection[str | tuple[str, int]] = (),
 ) -> GateDecision:
     """The gate from the run's evidence, in order: failures to review, regression, pass, inconclusive.
 
     ``order`` is the run's seeded random order of its planned cases, and the
     first ``evaluated`` of them were evaluated (a case among them without a
     verdict or a reproduction counts as missing). ``None``: the cases of
-    ``order`` that have any result. ``split_ties`` are cases whose tie comes only
-    from the judge's calls splitting between the sides: unjudged for the gate.
+    ``order`` that have any result. ``split_ties`` are cases (or ``(case, sample)``)
+    whose tie comes only from the judge's calls splitting between the sides:
+    unjudged for the gate. A case's value may be one per agent sample: the
+    case stays the unit (its mean over samples).
     """
     if planned_cases == 0:
         return _decide(
@@ -512,17 +580,32 @@ def gate_of_rows(
 ) -> GateDecision:
     """The gate from a run's verdict and reproduction rows (after each batch, and at the end)."""
 
-    def outcomes(agent: str) -> dict[str, ReproOutcome]:
-        return {r.case_id: r.outcome for r in reproductions if r.agent_version == agent}
+    def outcomes(agent: str) -> dict[str, list[ReproOutcome]]:
+        return by_case(
+            (r.case_id, r.sample, r.outcome) for r in reproductions if r.agent_version == agent
+        )
 
     return decide_gate(
         planned_cases=planned_cases,
         order=order,
-        verdicts={v.case_id: v.outcome for v in verdicts},
+        verdicts=verdict_samples(verdicts),
         baseline_repro=outcomes(baseline),
         candidate_repro=outcomes(candidate),
         judge_degraded=judge_degraded,
         thresholds=thresholds,
         evaluated=evaluated,
-        split_ties=[v.case_id for v in verdicts if v.reason == SPLIT_TIE],
+        split_ties=[(v.case_id, v.sample) for v in verdicts if v.reason == SPLIT_TIE],
     )
+
+
+def by_case(rows: Iterable[tuple[str, int, _T]]) -> dict[str, list[_T]]:
+    """Each case's values in sample order, from (case, sample, value) triples."""
+    out: dict[str, dict[int, _T]] = {}
+    for case, sample, value in rows:
+        out.setdefault(case, {})[sample] = value
+    return {case: [v for _, v in sorted(samples.items())] for case, samples in out.items()}
+
+
+def verdict_samples(verdicts: Iterable[Verdict]) -> dict[str, list[VerdictOutcome]]:
+    """Each case's verdicts in sample order (one per agent sample)."""
+    return by_case((v.case_id, v.sample, v.outcome) for v in verdicts)

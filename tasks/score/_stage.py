@@ -125,12 +125,14 @@ def pair_requests(
     case_id: str,
     candidate: ReportEvidence,
     baseline: ReportEvidence,
+    sample: int = 0,
 ) -> list[tuple[str, JudgeRequest]]:
-    """The (judge name, request) of every call the strategy plans for one pair."""
+    """The (judge name, request) of every call the strategy plans for one pair (of the
+    agents' ``sample`` on the case)."""
     assert candidate.report is not None and baseline.report is not None
     cf, bf = _features(candidate), _features(baseline)
     out = []
-    for planned in plan_pair(config, case_id):
+    for planned in plan_pair(config, case_id, sample):
         cand_first = planned.order is Order.CANDIDATE_FIRST
         out.append(
             (
@@ -143,10 +145,19 @@ def pair_requests(
                     first_features=cf if cand_first else bf,
                     second_features=bf if cand_first else cf,
                     sample_index=planned.sample_index,
+                    agent_sample=sample,
                 ),
             )
         )
     return out
+
+
+def _sample_of(samples: Mapping[int, ReportEvidence], sample: int) -> ReportEvidence | None:
+    """An agent's report for one sample; an agent with one report only (a replay agent, one
+    recorded report per case) shows that report in every sample."""
+    if sample in samples:
+        return samples[sample]
+    return samples[0] if set(samples) == {0} else None
 
 
 def _unusable(candidate: ReportEvidence | None, baseline: ReportEvidence | None) -> str | None:
@@ -166,30 +177,35 @@ def _plan(
     baseline: str,
     candidate: str,
     categories: Mapping[str, BugCategory | None],
-    done: Collection[str],
-) -> tuple[dict[str, PairInput], dict[str, list[JudgeRequest]]]:
-    """Each case's pair, and the requests of the pairs not judged already (``done``), by judge."""
-    by_case: dict[str, dict[str, ReportEvidence]] = {}
+    done: Collection[tuple[str, int]],
+) -> tuple[dict[tuple[str, int], PairInput], dict[str, list[JudgeRequest]]]:
+    """Each case sample's pair, and the requests of the pairs not judged already (``done``),
+    by judge. Sample i of the candidate meets sample i of the baseline."""
+    by_case: dict[str, dict[str, dict[int, ReportEvidence]]] = {}
     for ev in evidence:
-        by_case.setdefault(ev.case_id, {})[ev.agent_version] = ev
+        by_case.setdefault(ev.case_id, {}).setdefault(ev.agent_version, {})[ev.sample] = ev
     requests: dict[str, list[JudgeRequest]] = {j.name: [] for j in config.judges}
-    pending: dict[str, PairInput] = {}
+    pending: dict[tuple[str, int], PairInput] = {}
     for case_id in sorted(by_case):
-        cand, base = by_case[case_id].get(candidate), by_case[case_id].get(baseline)
-        pair = PairInput(
-            case_id=case_id,
-            candidate=candidate,
-            baseline=baseline,
-            candidate_words=words_of(cand) if cand else 1,
-            baseline_words=words_of(base) if base else 1,
-            category=categories.get(case_id),
-            unscored_reason=_unusable(cand, base),
-        )
-        pending[case_id] = pair
-        if pair.unscored_reason is None and case_id not in done:
-            assert cand is not None and base is not None
-            for name, request in pair_requests(config, case_id, cand, base):
-                requests[name].append(request)
+        sides = by_case[case_id]
+        cands, bases = sides.get(candidate, {}), sides.get(baseline, {})
+        for sample in sorted({*cands, *bases} or {0}):
+            cand, base = _sample_of(cands, sample), _sample_of(bases, sample)
+            pair = PairInput(
+                case_id=case_id,
+                candidate=candidate,
+                baseline=baseline,
+                candidate_words=words_of(cand) if cand else 1,
+                baseline_words=words_of(base) if base else 1,
+                category=categories.get(case_id),
+                unscored_reason=_unusable(cand, base),
+                sample=sample,
+            )
+            pending[case_id, sample] = pair
+            if pair.unscored_reason is None and (case_id, sample) not in done:
+                assert cand is not None and base is not None
+                for name, request in pair_requests(config, case_id, cand, base, sample):
+                    requests[name].append(request)
     return pending, requests
 
 
@@ -226,7 +242,7 @@ def score_stage(
         seed=settings.seed,
     )
     by_name = {j.name: j for j in judges}
-    done = {v.case_id for v in earlier.verdicts} if earlier else set()
+    done = {(v.case_id, v.sample) for v in earlier.verdicts} if earlier else set()
     pending, requests = _plan(
         evidence, config, baseline=baseline, candidate=candidate, categories=categories, done=done
     )
@@ -248,11 +264,13 @@ def score_stage(
         if result.degraded:
             degraded_reasons.append(f"{name}: {result.degraded_reason}")
 
-    per_case: dict[str, list[PairCall]] = {}
-    answered = [c for c in earlier.calls if c.case_id in done] if earlier else []
+    per_pair: dict[tuple[str, int], list[PairCall]] = {}
+    answered = [c for c in earlier.calls if (c.case_id, c.agent_sample) in done] if earlier else []
     for call in [*answered, *calls]:
-        per_case.setdefault(call.case_id, []).append(PairCall.from_judge_call(call))
-    pairs = [p.model_copy(update={"calls": tuple(per_case.get(c, ()))}) for c, p in pending.items()]
+        per_pair.setdefault((call.case_id, call.agent_sample), []).append(
+            PairCall.from_judge_call(call)
+        )
+    pairs = [p.model_copy(update={"calls": tuple(per_pair.get(k, ()))}) for k, p in pending.items()]
     scored = score_pairs(pairs, config, run_id=run_id, seed=settings.seed)
 
     probes: list[BiasProbe] = []
@@ -280,7 +298,7 @@ def score_stage(
     )
     return ScoreResult(
         calls=[*calls, *probe_calls],
-        verdicts=[v for v in scored.verdicts if v.case_id not in done],
+        verdicts=[v for v in scored.verdicts if (v.case_id, v.sample) not in done],
         summary=scored.summary,
         probes=probes,
         health=health,

@@ -117,6 +117,10 @@ class PairInput(_Frozen):
     """Bug category of the case."""
     calls: tuple[PairCall, ...] = ()
     """Every call made on this pair (any order, duplicates allowed)."""
+    sample: int = Field(default=0, ge=0)
+    """Which of the agents' samples on the case the pair compares (``--agent-samples``):
+    sample i of the candidate against sample i of the baseline. Samples of one case are
+    one unit in every aggregate (docs/agents.md#samples)."""
     unscored_reason: str | None = None
     """Set when the pair cannot be judged at all (e.g. a report is missing or malformed):
     the pair is ``unscored`` with this reason and no call is planned or counted."""
@@ -141,12 +145,14 @@ def order_of(first: Side) -> Order:
     return Order.CANDIDATE_FIRST if first is Side.A else Order.BASELINE_FIRST
 
 
-def plan_pair(config: StrategyConfig, case_id: str) -> tuple[PlannedCall, ...]:
-    """The calls a verdict on ``case_id`` needs under ``config``, in the strategy's vote order."""
+def plan_pair(config: StrategyConfig, case_id: str, sample: int = 0) -> tuple[PlannedCall, ...]:
+    """The calls a verdict on ``case_id`` (its agents' ``sample``) needs under ``config``, in
+    the strategy's vote order. Each sample tosses its own ``random_order`` coin."""
     spec = config.spec()
     lead = Side.A if config.single_order is Order.CANDIDATE_FIRST else Side.B
     options = plans(spec, lead)
-    plan = options[0] if len(options) == 1 or coin_keeps(config.seed, case_id) else options[1]
+    coin = case_id if sample == 0 else f"{case_id}#sample{sample}"
+    plan = options[0] if len(options) == 1 or coin_keeps(config.seed, coin) else options[1]
     return tuple(
         PlannedCall(config.judges[key.member].name, order_of(key.first), key.sample)
         for key in plan.calls

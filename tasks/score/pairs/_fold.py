@@ -56,7 +56,7 @@ def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
     by_key: dict[tuple[str, Order, int], list[PairCall]] = defaultdict(list)
     for c in pair.calls:
         by_key[(c.judge, c.order, c.sample_index)].append(c)
-    planned = plan_pair(config, pair.case_id)
+    planned = plan_pair(config, pair.case_id, pair.sample)
     votes: list[int] = []
     failures: Counter[str] = Counter()
     conflicts: list[str] = []
@@ -98,4 +98,5 @@ def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id:
         reason=folded.reason,
         calls=folded.calls,
         category=pair.category,
+        sample=pair.sample,
     )

@@ -8,6 +8,14 @@ with a Wilson interval, ties and unscored pairs beside it (never folded in),
 a two-sided sign test over decisive pairs, and a length-controlled win rate
 beside the raw one. A figure resting on fewer than ten decisive pairs carries
 the flag ``few pairs``.
+
+With several agent samples per case (``--agent-samples``) the *case* is the
+unit: a case's share is the fraction of its decisive sample pairs the
+candidate won, the win rate is the mean share over cases with a decisive
+sample (:func:`~bughunt.stats.case_mean`), and the sign test counts a case
+for the side that won most of its samples. k samples never narrow an
+interval as k cases would. With one sample per case every figure is the
+pair figure it always was.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import Strategy, Verdict, VerdictOutcome
-from bughunt.stats import Interval, rate, sign_test, wilson
+from bughunt.stats import Interval, case_mean, sign_test
 from tasks.score.pairs._calls import PairInput, StrategyConfig
 from tasks.score.pairs._fold import Folded, fold_pair, verdict_row
 from tasks.score.pairs._lc import LengthControlled, length_controlled
@@ -39,6 +47,8 @@ class UnscoredPair(_Out):
     """Case of the pair."""
     reason: str
     """Why, e.g. ``1 of 2 calls failed: timed_out``."""
+    sample: int = 0
+    """Which of the agents' samples on the case (``--agent-samples``)."""
 
 
 class WinRate(_Out):
@@ -55,13 +65,18 @@ class WinRate(_Out):
     unscored: int
     """Pairs without a verdict (failed calls; never ties)."""
     decisive: int
-    """Pairs won by either side: the win rate's n."""
+    """Cases with a pair won by either side: the win rate's n (the decisive pairs, with
+    one sample per case)."""
     win_rate: float | None
-    """candidate_wins / decisive; ``None`` when no pair is decisive."""
+    """Mean over decisive cases of the share of their decisive pairs the candidate won
+    (candidate_wins / decisive with one sample per case); ``None`` when none is decisive."""
     win_rate_ci: Interval | None
-    """Wilson 95% interval over decisive pairs."""
+    """Wilson 95% interval over decisive cases (conservative for shares of samples)."""
     sign_test_p: float | None
-    """Two-sided exact sign test over decisive pairs."""
+    """Two-sided exact sign test over decisive cases (a case counts for the side that won
+    most of its samples; an even split counts for neither)."""
+    cases: int = 0
+    """Cases in the set (``pairs`` counts every sample pair)."""
     length_controlled: LengthControlled
     """Win rate at equal length (a regression estimate that reduces, not removes, length bias)."""
     flags: list[str]
@@ -106,7 +121,7 @@ def _log_ratio(pair: PairInput) -> float:
 def win_rate(
     scored: Sequence[tuple[PairInput, Folded]], *, seed: int = 0, resamples: int = 1000
 ) -> WinRate:
-    """Figures over folded pairs (one entry per pair)."""
+    """Figures over folded pairs (one entry per pair; a case's samples are one unit)."""
     counts = Counter(f.outcome for _, f in scored)
     cw, bw = counts[VerdictOutcome.CANDIDATE], counts[VerdictOutcome.BASELINE]
     decisive = [
@@ -114,6 +129,13 @@ def win_rate(
         for p, f in scored
         if f.outcome in (VerdictOutcome.CANDIDATE, VerdictOutcome.BASELINE)
     ]
+    won: dict[str, list[bool]] = {}
+    for p, f in decisive:
+        won.setdefault(p.case_id, []).append(f.outcome is VerdictOutcome.CANDIDATE)
+    shares = [sum(w) / len(w) for w in won.values()]
+    mean, interval = case_mean(shares)
+    case_wins = sum(1 for s in shares if s > 0.5)
+    case_losses = sum(1 for s in shares if s < 0.5)
     lc = length_controlled(
         [_log_ratio(p) for p, _ in decisive],
         [f.outcome is VerdictOutcome.CANDIDATE for _, f in decisive],
@@ -126,12 +148,13 @@ def win_rate(
         baseline_wins=bw,
         ties=counts[VerdictOutcome.TIE],
         unscored=counts[VerdictOutcome.UNSCORED],
-        decisive=cw + bw,
-        win_rate=rate(cw, cw + bw),
-        win_rate_ci=wilson(cw, cw + bw),
-        sign_test_p=sign_test(cw, bw),
+        decisive=len(shares),
+        win_rate=mean,
+        win_rate_ci=interval,
+        sign_test_p=sign_test(case_wins, case_losses),
         length_controlled=lc,
-        flags=["few pairs"] if cw + bw < FEW_PAIRS else [],
+        flags=["few pairs"] if len(shares) < FEW_PAIRS else [],
+        cases=len({p.case_id for p, _ in scored}),
     )
 
 
@@ -143,14 +166,16 @@ def score_pairs(
     seed: int = 0,
     resamples: int = 1000,
 ) -> ScoreResult:
-    """Fold every pair under ``config`` and summarise; ``ValueError`` on a repeated case.
+    """Fold every pair under ``config`` and summarise; ``ValueError`` on a repeated case sample.
 
     ``seed`` and ``resamples`` drive the length-controlled bootstrap only.
     """
-    seen = Counter(p.case_id for p in pairs)
-    if repeated := sorted(c for c, k in seen.items() if k > 1):
-        raise ValueError(f"each case is one pair; repeated: {', '.join(repeated)}")
-    folded = [(p, fold_pair(p, config)) for p in sorted(pairs, key=lambda p: p.case_id)]
+    seen = Counter((p.case_id, p.sample) for p in pairs)
+    if repeated := sorted(
+        f"{c}" + (f" sample {s}" if s else "") for (c, s), k in seen.items() if k > 1
+    ):
+        raise ValueError(f"each case sample is one pair; repeated: {', '.join(repeated)}")
+    folded = [(p, fold_pair(p, config)) for p in sorted(pairs, key=lambda p: (p.case_id, p.sample))]
     overall = win_rate(folded, seed=seed, resamples=resamples)
     cats = sorted({str(p.category) if p.category else "uncategorised" for p, _ in folded})
     per_category = {
@@ -175,7 +200,7 @@ def score_pairs(
         calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
         requests=sum(c.attempts for c in calls),
         unscored_pairs=[
-            UnscoredPair(case_id=p.case_id, reason=f.reason or "unscored")
+            UnscoredPair(case_id=p.case_id, reason=f.reason or "unscored", sample=p.sample)
             for p, f in folded
             if f.outcome is VerdictOutcome.UNSCORED
         ],
