@@ -22,6 +22,7 @@ from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
 from tasks.hash_corpus import HashResult
 from tasks.report._artifacts import publish_artifacts
+from tasks.report._format import wins_phrase
 from tasks.report._history import load_history
 from tasks.report._model import RunSummary
 from tasks.report._render import render_markdown
@@ -163,7 +164,7 @@ def closing_message(summary: RunSummary) -> str:
     h = summary.headline
     parts = []
     if h is not None:
-        parts.append(f"candidate won {h.candidate_wins} of {h.decisive} decisive pairs")
+        parts.append(f"candidate {wins_phrase(h, 'won')}")
     gate = summary.gate
     if gate is not None:
         text = f"gate {gate.outcome.value} (exit {gate.exit_code})"

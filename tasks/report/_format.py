@@ -93,9 +93,21 @@ def win_sentence(w: WinRate, side: str = "Candidate") -> str:
     if w.decisive == 0 or w.win_rate is None:
         return f"No decisive pair out of {plural(w.pairs, 'pair')} ({rest}): no win rate"
     return (
-        f"{side} wins {w.candidate_wins} of {w.decisive} decisive pairs: "
+        f"{side} {wins_phrase(w)}: "
         f"{rate_ci(w.win_rate, w.win_rate_ci)}, {rest}; {significance(w.sign_test_p)}"
     )
+
+
+def wins_phrase(w: WinRate, verb: str = "wins") -> str:
+    """``wins 9 of 14 decisive pairs``; with several agent samples per case, the sample
+    pairs and the cases they fall in (the rate is over cases)."""
+    if w.cases and w.pairs > w.cases:
+        pairs = w.candidate_wins + w.baseline_wins
+        return (
+            f"{verb} {w.candidate_wins} of {pairs} decisive sample pairs "
+            f"in {plural(w.decisive, 'case')} (rate over cases)"
+        )
+    return f"{verb} {w.candidate_wins} of {w.decisive} decisive pairs"
 
 
 def lc_rate(lc: LengthControlled, raw: float | None) -> str:

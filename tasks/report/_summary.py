@@ -187,9 +187,11 @@ def case_rows(
     samples = max(samples, 1 + max((v.sample for v in verdicts), default=0))
 
     def own(key: tuple[str, str, int]) -> tuple[str, str, int]:
-        """The key of this sample, or of the version's only sample."""
+        """The key of this sample, or of the version's only sample (a replay agent); a sample
+        missing from a sampled version stays missing."""
         case_id, agent, _ = key
-        return key if key in keys else (case_id, agent, 0)
+        only = {k[2] for k in keys if k[:2] == (case_id, agent)} == {0}
+        return key if key in keys or not only else (case_id, agent, 0)
 
     def transcript(key: tuple[str, str, int]) -> str | None:
         return transcript_path(*own(key)) if own(key) in traced else None

@@ -272,7 +272,7 @@ class _Evidence:
         # A tie only because the calls split between the sides is no evidence of equality:
         # the pair counts as unjudged, never as ½. A case id names all its samples.
         split = set(split_ties)
-        self.split = 0
+        self.split = 0.0
         self.ties = 0.0
         self.unjudged = 0.0
         self.score: list[float | None] = []
@@ -281,7 +281,7 @@ class _Evidence:
         for c in self.cases:
             outcomes = _listed(verdicts.get(c)) or [VerdictOutcome.UNSCORED]
             splits = [c in split or (c, i) in split for i in range(len(outcomes))]
-            self.split += any(splits)
+            self.split += _mean([float(s) for s in splits])
             values = [
                 None if s else PAIR_SCORE.get(o) for o, s in zip(outcomes, splits, strict=True)
             ]
@@ -387,7 +387,7 @@ def _unjudged_problem(
     if not (unjudged / total > thresholds.max_unreviewed or judge_degraded or unjudged == total):
         return None
     split = (
-        f" ({ev.split} of them tied only because the judge's calls split between the sides)"
+        f" ({ev.split:.4g} of them tied only because the judge's calls split between the sides)"
         if ev.split
         else ""
     )
@@ -513,8 +513,9 @@ def decide_gate(
     repro_b = _bounds(
         ev.repro, seqs.repro_low, seqs.repro_high, planned_cases, thresholds, form=planned_cases
     )
-    judged = score_b.known
-    tie_share = ev.ties / judged if judged else None
+    # Ties over judged pairs (a case's samples by their share), never over fully judged cases.
+    judged = len(ev.cases) - ev.unjudged
+    tie_share = ev.ties / judged if judged > 0 else None
     evidence = {
         "score": score_b,
         "tie_share": tie_share,
