@@ -137,10 +137,11 @@ def main() -> None:
     )
     stage_all_s = time.perf_counter() - start
 
-    clean = read_tree(corpus.config.target)
+    (target,) = corpus.targets
+    clean = read_tree(target.path)
     trees = {
         c.case_id: case_trees(
-            apply_patch(corpus.config.target, c.patch, file=c.case_id),
+            apply_patch(target.path, c.patch, file=c.case_id),
             clean,
             seed=settings.seed,
             case_id=c.case_id,

@@ -72,13 +72,15 @@ def build(
         console.print(
             f"{result.tag} {what} (image {result.image_id})", markup=False, soft_wrap=True
         )
-        envs = ensure_corpus_images(loaded, base=result.tag) if loaded is not None else {}
+        envs = ensure_corpus_images(loaded, base=result.tag).builds if loaded is not None else {}
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
-    for agent, env in envs.items():
+    for name, env in envs.items():
         what = f"built in {env.seconds:.1f} s" if env.built else "reused (already present)"
-        console.print(f"{env.tag} {what} for agent {agent}", markup=False, soft_wrap=True)
+        # names: an agent, ``target:<name>``, or ``<agent>@<target>`` (an agent on a target)
+        whose = name.replace(":", " ", 1) if name.startswith("target:") else f"agent {name}"
+        console.print(f"{env.tag} {what} for {whose}", markup=False, soft_wrap=True)
     tunnelling = [
         a.name for a in (loaded.config.agents if loaded else []) if a.network and a.network.allow
     ]

@@ -6,11 +6,13 @@ returned :class:`Corpus`; cases that failed to load are in ``Corpus.rejected``.
 
 from corpus._format import (
     DEFAULT_MAX_PATCH_BYTES,
+    LEGACY_TARGET,
     Corpus,
     CorpusConfig,
     LoadedCase,
     PairingConfig,
     RejectedCase,
+    TargetConfig,
     load_corpus,
 )
 from corpus._hash_cache import (
@@ -30,6 +32,7 @@ __all__ = [
     "CACHE_FILE",
     "DEFAULT_MAX_PATCH_BYTES",
     "DEFAULT_ORACLE",
+    "LEGACY_TARGET",
     "RESERVED_PREFIX",
     "TREE_EXCLUDE",
     "Corpus",
@@ -39,6 +42,7 @@ __all__ = [
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
+    "TargetConfig",
     "agent_secrets",
     "agent_view",
     "cached_hash_case",

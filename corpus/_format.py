@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bughunt.config import read_toml
 from bughunt.errors import InputError
-from bughunt.models import AgentMode, AgentVersion, BugCategory, Case
+from bughunt.models import AgentEnvironment, AgentMode, AgentVersion, BugCategory, Case
 from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE
 
@@ -49,23 +49,53 @@ class PairingConfig(_Model):
     """Name of the candidate agent version (one of ``[[agents]]``)."""
 
 
-class CorpusConfig(_Model):
-    """``corpus.toml``; after :func:`load_corpus` every path in it is absolute."""
+LEGACY_TARGET = "target"
+"""The name of a corpus's one target when ``corpus.toml`` gives it inline (``target = ...``)."""
+
+_TARGET_FIELDS = ("target", "test_command", "oracle", "test_timeout_s", "visible_tests")
+
+
+class TargetConfig(_Model):
+    """One target tree cases are injected into (``[[targets]]``), with how its suite runs."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)
-    """Corpus name, shown in reports."""
-    target: Path
-    """Folder of the target tree shared by every case."""
-    cases: Path
-    """Folder holding one folder per case."""
+    """Target name; a case names it (``target`` in case.toml) when the corpus has several."""
+    path: Path
+    """Folder of the target tree (absolute after loading)."""
     test_command: list[str] = Field(min_length=1)
     """Argument vector that runs the target's own tests (no shell)."""
     oracle: list[str] = Field(default_factory=lambda: list(DEFAULT_ORACLE), min_length=1)
     """Patterns (relative to the target) of the tests that reveal bugs; held out of agents' trees."""
     test_timeout_s: float | None = Field(default=None, gt=0, le=3_600)
-    """Per-test deadline of reproduction tests on this corpus (a run's ``--test-timeout`` wins)."""
+    """Per-test deadline of reproduction tests on this target (a run's ``--test-timeout`` wins)."""
     visible_tests: list[str] = Field(default_factory=list)
     """Patterns of oracle files agents may see; a case whose bug one of them reveals is refused."""
+    environment: AgentEnvironment | None = None
+    """Debian packages and hashed Python requirements the target's suite and reproduction
+    tests need, built into an image FROM the sandbox base (docs/corpus.md#targets)."""
+
+
+class CorpusConfig(_Model):
+    """``corpus.toml``; after :func:`load_corpus` every path in it is absolute and ``targets``
+    holds every target (the inline form's one target too)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=80)
+    """Corpus name, shown in reports."""
+    cases: Path
+    """Folder holding one folder per case."""
+    targets: list[TargetConfig] = Field(default_factory=list)
+    """The target trees (``[[targets]]``); each case names its own."""
+    target: Path | None = None
+    """Inline form of a corpus with one target: its folder (with ``test_command``, ``oracle``,
+    ``test_timeout_s``, ``visible_tests`` beside it). Moved into ``targets`` on loading."""
+    test_command: list[str] | None = Field(default=None, min_length=1)
+    """Inline form: the one target's test command."""
+    oracle: list[str] | None = Field(default=None, min_length=1)
+    """Inline form: the one target's oracle patterns."""
+    test_timeout_s: float | None = Field(default=None, gt=0, le=3_600)
+    """Inline form: the one target's per-test deadline."""
+    visible_tests: list[str] | None = None
+    """Inline form: the one target's visible oracle files."""
     pairing: PairingConfig
     """Baseline and candidate agent versions."""
     agents: list[AgentVersion] = Field(min_length=1)
@@ -79,6 +109,8 @@ class LoadedCase(BaseModel):
 
     case: Case
     """Metadata from ``case.toml``."""
+    target: str = LEGACY_TARGET
+    """Name of the target the case's patch applies to."""
     case_dir: Path
     """The case's folder."""
     patch_path: Path
@@ -137,9 +169,21 @@ class Corpus(BaseModel):
         return self.config.name
 
     @property
-    def target(self) -> Path:
-        """The shared target tree (absolute)."""
-        return self.config.target
+    def targets(self) -> list[TargetConfig]:
+        """Every target of the corpus."""
+        return self.config.targets
+
+    def target_of(self, case: LoadedCase | str) -> TargetConfig:
+        """The target a case (or a target name) applies to."""
+        name = case if isinstance(case, str) else case.target
+        for target in self.config.targets:
+            if target.name == name:
+                return target
+        raise KeyError(f"corpus {self.name!r} has no target {name!r}")
+
+    def cases_of(self, target: str) -> list[LoadedCase]:
+        """The cases that apply to one target."""
+        return [c for c in self.cases if c.target == target]
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the corpus folder when inside it, else as given (POSIX)."""
@@ -319,10 +363,69 @@ def load_config(config_file: Path) -> CorpusConfig:
     except ValidationError as exc:
         raise validation_error(exc, file=file) from None
     root = config_file.parent.resolve()
-    target = _inside(root, config.target, file=file, field="target", kind="target folder")
+    targets = _check_targets(config, root, file=file)
     cases = _inside(root, config.cases, file=file, field="cases", kind="cases folder")
     agents = _check_agents(config, root, file=file)
-    return config.model_copy(update={"target": target, "cases": cases, "agents": agents})
+    inline = dict.fromkeys(_TARGET_FIELDS)
+    return config.model_copy(
+        update={**inline, "targets": targets, "cases": cases, "agents": agents}
+    )
+
+
+def _check_targets(config: CorpusConfig, root: Path, *, file: str) -> list[TargetConfig]:
+    """The corpus's targets, paths absolute: ``[[targets]]``, or the inline form's one target.
+
+    The two forms are exclusive; names are unique; every folder and
+    requirements file stays inside the corpus.
+    """
+    inline = {k: getattr(config, k) for k in _TARGET_FIELDS if getattr(config, k) is not None}
+    if config.targets and inline:
+        raise InputError(
+            f"give the targets either inline ({', '.join(inline)}) or as [[targets]], not both",
+            file=file,
+            field=next(iter(inline)),
+        )
+    if not config.targets:
+        for needed in ("target", "test_command"):
+            if needed not in inline:
+                raise InputError(
+                    "Field required (a corpus needs [[targets]], or an inline target and test_command)",
+                    file=file,
+                    field=needed,
+                )
+        path = inline.pop("target")
+        targets = [TargetConfig(name=LEGACY_TARGET, path=path, **inline)]
+        fields = {"path": "target"}
+    else:
+        targets = config.targets
+        fields = {}
+    seen: dict[str, int] = {}
+    out = []
+    for i, target in enumerate(targets):
+        at = f"targets[{i}]" if config.targets else ""
+        if target.name in seen:
+            raise InputError(
+                f"duplicate target name {target.name!r} (also targets[{seen[target.name]}])",
+                file=file,
+                field=f"{at}.name",
+            )
+        seen[target.name] = i
+        field = fields.get("path") or f"{at}.path"
+        path = _inside(root, target.path, file=file, field=field, kind="target folder")
+        update: dict[str, Any] = {"path": path}
+        env = target.environment
+        if env is not None and env.requirements is not None:
+            req = _inside(
+                root,
+                Path(env.requirements),
+                file=file,
+                field=f"{at}.environment.requirements",
+                kind="requirements file",
+                folder=False,
+            )
+            update["environment"] = env.model_copy(update={"requirements": str(req)})
+        out.append(target.model_copy(update=update))
+    return out
 
 
 # --- cases -------------------------------------------------------------------
@@ -335,6 +438,7 @@ class _CaseFile(_Model):
     title: str
     hints: list[str] = Field(default_factory=list)
     expected_category: BugCategory | None = None
+    target: str | None = None
 
 
 def _reject(root: Path, case_dir: Path, file: Path, reason: str, **kw: Any) -> RejectedCase:
@@ -343,27 +447,54 @@ def _reject(root: Path, case_dir: Path, file: Path, reason: str, **kw: Any) -> R
     )
 
 
-def load_case(case_dir: Path, *, root: Path, max_patch_bytes: int) -> LoadedCase | RejectedCase:
-    """Load one case folder; never raises on bad content — returns a :class:`RejectedCase`.
+def _case_target(named: str | None, targets: Sequence[str]) -> tuple[str, str | None]:
+    """The target a case applies to, or why it names none the corpus has."""
+    if named is None and len(targets) == 1:
+        return targets[0], None
+    if named is not None and named in targets:
+        return named, None
+    known = ", ".join(targets)
+    if named is None:
+        return "", f"names no target, and the corpus has {len(targets)}: {known}"
+    return "", f"names unknown target {named!r}; the corpus has: {known}"
 
-    Rejected: a case folder, ``case.toml`` or ``bug.patch`` that is a symlink
-    or missing; invalid TOML; a missing, unknown or invalid field; an ``id``
-    that is not the folder name; a ``bug.patch`` over ``max_patch_bytes``
-    (checked with ``stat`` before reading, so a huge file costs nothing).
-    The patch's content is not checked here (see ``tasks.classify``).
-    """
-    toml_path = case_dir / CASE_FILE
-    patch_path = case_dir / PATCH_FILE
-    rel_toml = toml_path.relative_to(root).as_posix()
+
+def _unusable_files(root: Path, case_dir: Path, files: Iterable[Path]) -> RejectedCase | None:
+    """A case folder that is a symlink, or a case file that is one or is missing."""
     if case_dir.is_symlink():
         return _reject(root, case_dir, case_dir, "case folder is a symbolic link")
-    for path in (toml_path, patch_path):
+    for path in files:
         if path.is_symlink():
             return _reject(
                 root, case_dir, path, "is a symbolic link; a case file must be a regular file"
             )
         if not path.is_file():
             return _reject(root, case_dir, path, "missing")
+    return None
+
+
+def load_case(
+    case_dir: Path,
+    *,
+    root: Path,
+    max_patch_bytes: int,
+    targets: Sequence[str] = (LEGACY_TARGET,),
+) -> LoadedCase | RejectedCase:
+    """Load one case folder; never raises on bad content — returns a :class:`RejectedCase`.
+
+    Rejected: a case folder, ``case.toml`` or ``bug.patch`` that is a symlink
+    or missing; invalid TOML; a missing, unknown or invalid field; an ``id``
+    that is not the folder name; a ``target`` not among ``targets`` (or none
+    named when the corpus has several); a ``bug.patch`` over ``max_patch_bytes``
+    (checked with ``stat`` before reading, so a huge file costs nothing).
+    The patch's content is not checked here (see ``tasks.classify``).
+    """
+    toml_path = case_dir / CASE_FILE
+    patch_path = case_dir / PATCH_FILE
+    rel_toml = toml_path.relative_to(root).as_posix()
+    unusable = _unusable_files(root, case_dir, (toml_path, patch_path))
+    if unusable is not None:
+        return unusable
     try:
         raw = _CaseFile.model_validate(read_toml(toml_path, display=rel_toml))
         case = Case(
@@ -388,6 +519,9 @@ def load_case(case_dir: Path, *, root: Path, max_patch_bytes: int) -> LoadedCase
             f"id {case.case_id!r} is not the folder name {case_dir.name!r}",
             field="id",
         )
+    target, why = _case_target(raw.target, targets)
+    if why is not None:
+        return _reject(root, case_dir, toml_path, why, field="target")
     size = patch_path.stat().st_size
     if size > max_patch_bytes:
         return _reject(
@@ -400,7 +534,9 @@ def load_case(case_dir: Path, *, root: Path, max_patch_bytes: int) -> LoadedCase
         data = patch_path.read_bytes()
     except OSError as exc:
         return _reject(root, case_dir, patch_path, f"cannot read: {exc.strerror or exc}")
-    return LoadedCase(case=case, case_dir=case_dir, patch_path=patch_path, patch=data)
+    return LoadedCase(
+        case=case, case_dir=case_dir, patch_path=patch_path, patch=data, target=target
+    )
 
 
 def load_corpus(path: Path | str, *, max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES) -> Corpus:
@@ -428,7 +564,12 @@ def load_corpus(path: Path | str, *, max_patch_bytes: int = DEFAULT_MAX_PATCH_BY
         case_dir = Path(entry.path)
         if entry.is_symlink() and not case_dir.is_dir():
             continue
-        result = load_case(case_dir, root=root, max_patch_bytes=max_patch_bytes)
+        result = load_case(
+            case_dir,
+            root=root,
+            max_patch_bytes=max_patch_bytes,
+            targets=[t.name for t in config.targets],
+        )
         if isinstance(result, LoadedCase):
             loaded.append(result)
         else:

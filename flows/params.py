@@ -96,12 +96,19 @@ class RunParams(BaseModel):
         return None if value is None else run_id_name(value)
 
     def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
-        """The sandbox stage's settings (the test deadline falls back to the corpus's)."""
+        """The sandbox stage's settings (the test deadline falls back to each target's).
+
+        A run's ``--test-timeout`` holds for every target. Without it, targets that
+        agree (one target, or all alike) give the stage one deadline; otherwise each
+        target that sets one keeps its own and the rest take the default.
+        """
+        own = {t.name: t.test_timeout_s for t in corpus.targets if t.test_timeout_s}
+        alike = {t.test_timeout_s for t in corpus.targets}
+        shared = next(iter(alike)) if len(alike) == 1 else None
         return SandboxSettings(
             repeats=self.repeats,
-            test_timeout_s=self.test_timeout_s
-            or corpus.config.test_timeout_s
-            or DEFAULT_TEST_TIMEOUT_S,
+            test_timeout_s=self.test_timeout_s or shared or DEFAULT_TEST_TIMEOUT_S,
+            target_timeouts=own if self.test_timeout_s is None and shared is None else {},
             agent_timeout_s=self.agent_timeout_s,
             agent_samples=self.agent_samples,
             workers=self.workers,

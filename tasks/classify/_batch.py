@@ -222,13 +222,15 @@ def plan_for_diff(
     return plan_for_paths(changed_paths(pr_diff), impact=impact, layout=layout)
 
 
-def _target_error(corpus: Corpus) -> InputError | None:
-    """Why the corpus's target tree cannot be used (a symlink in it), or None."""
-    try:
-        check_target_tree(corpus.target, shown_as=corpus.relative(corpus.target))
-    except InputError as exc:
-        return exc
-    return None
+def _target_errors(corpus: Corpus) -> dict[str, InputError]:
+    """Why each target tree that cannot be used (a symlink in it) cannot, by target name."""
+    errors = {}
+    for target in corpus.targets:
+        try:
+            check_target_tree(target.path, shown_as=corpus.relative(target.path))
+        except InputError as exc:
+            errors[target.name] = exc
+    return errors
 
 
 def classify_corpus(
@@ -248,7 +250,7 @@ def classify_corpus(
     A case whose patch fails validation joins the loader's rejected cases
     with its reason; the others are still labelled. A target tree holding a
     symlink (``tasks/classify/_target.py``) is checked first, once: then every
-    case is rejected with that reason, naming the link and where it points,
+    case on that target is rejected with that reason, naming the link and where it points,
     before anything else is done with it (the plan and the loader's
     rejections are kept, nothing is planned). ``keys`` (case id →
     classify key) are kept in the result; a case whose key is in ``reuse``
@@ -266,13 +268,15 @@ def classify_corpus(
     rejected = list(corpus.rejected)
     keys = dict(keys or {})
     classified = reused = 0
-    bad_target = _target_error(corpus)
+    bad_targets = _target_errors(corpus)
     for case in corpus.cases:
-        if bad_target is not None:  # every case runs on this target: none can be evaluated
+        target = corpus.target_of(case).path
+        bad_target = bad_targets.get(case.target)
+        if bad_target is not None:  # every case on this target: none of them can be evaluated
             rejected.append(
                 RejectedCase(
                     case_id=case.case_id,
-                    file=bad_target.file or corpus.relative(corpus.target),
+                    file=bad_target.file or corpus.relative(target),
                     reason=bad_target.message,
                     stage="validate",
                 )
@@ -288,7 +292,7 @@ def classify_corpus(
             result = classify_case(
                 case,
                 corpus_root=corpus.root,
-                target=corpus.target,
+                target=target,
                 max_patch_bytes=max_patch_bytes,
                 apply_timeout=apply_timeout,
             )

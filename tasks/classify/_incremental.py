@@ -75,10 +75,11 @@ def classify_key(
 def classify_keys(
     corpus: Corpus, cache: HashCache, *, max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES
 ) -> dict[str, str]:
-    """Case id → classify key for every loaded case; the target is hashed once, through ``cache``."""
-    target_hash = cached_hash_target(corpus.target, cache)
+    """Case id → classify key for every loaded case; each target is hashed once, through
+    ``cache``, and a case's key covers its own target only."""
+    targets = {t.name: cached_hash_target(t.path, cache) for t in corpus.targets}
     return {
-        c.case_id: classify_key(c, target_hash, max_patch_bytes=max_patch_bytes)
+        c.case_id: classify_key(c, targets[c.target], max_patch_bytes=max_patch_bytes)
         for c in corpus.cases
     }
 

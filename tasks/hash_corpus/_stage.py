@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugCategory, ManifestEntry
-from corpus import Corpus, cached_hash_case, cached_hash_target, hash_cache_at, hash_corpus
+from corpus import (
+    Corpus,
+    HashCache,
+    TargetConfig,
+    cached_hash_case,
+    cached_hash_target,
+    hash_cache_at,
+    hash_corpus,
+    hash_target,
+)
 from ledger import Ledger
 from tasks.hash_corpus._hashing import ManifestDiff, diff_manifests
 
@@ -21,6 +32,8 @@ class CaseHash(BaseModel):
     """Case folder name."""
     case_hash: str
     """Content hash (docs/architecture.md#content-hashes)."""
+    target_hash: str | None = None
+    """Hash of the case's own target (the only one it covers)."""
 
 
 class HashResult(BaseModel):
@@ -33,7 +46,9 @@ class HashResult(BaseModel):
     corpus_hash: str
     """Hash over the sorted case hashes."""
     target_hash: str
-    """Hash of the shared target tree."""
+    """Hash of the target tree (of every target's hash, when the corpus has several)."""
+    target_hashes: dict[str, str] = {}
+    """Each target's hash, by name: its tree, and its environment's recipe when it has one."""
     cases: list[CaseHash]
     """Every loaded case, sorted by id."""
     diff: ManifestDiff
@@ -80,28 +95,44 @@ def hash_loaded_corpus(
     reads every file. The hashes are the same either way.
     """
     with hash_cache_at(cache_path) as cache:
-        target_hash = cached_hash_target(corpus.config.target, cache)
+        targets = {t.name: target_content_hash(t, cache) for t in corpus.targets}
         cases = [
             CaseHash(
                 case_id=c.case_id,
                 case_hash=cached_hash_case(
                     c.case.model_dump(mode="json", exclude={"case_hash"}),
                     c.case_dir,
-                    target_hash,
+                    targets[c.target],
                     cache,
                 ),
+                target_hash=targets[c.target],
             )
             for c in sorted(corpus.cases, key=lambda c: c.case_id)
         ]
+    target_hash = next(iter(targets.values())) if len(targets) == 1 else hash_json(targets)
     current = {c.case_id: c.case_hash for c in cases}
     return HashResult(
         corpus=corpus.name,
         corpus_hash=hash_corpus(current.values()),
         target_hash=target_hash,
+        target_hashes=targets,
         cases=cases,
         diff=diff_manifests(previous, current, previous_run_id),
         files_hashed=cache.hashed,
         files_reused=cache.reused,
+    )
+
+
+def target_content_hash(target: TargetConfig, cache: HashCache | None = None) -> str:
+    """A target's hash: its tree's, or with an environment, the tree's and the recipe's
+    (packages, and the requirements file's bytes): a case on it changes when either does."""
+    tree = cached_hash_target(target.path, cache) if cache else hash_target(target.path)
+    env = target.environment
+    if env is None:
+        return tree
+    requirements = Path(env.requirements).read_bytes() if env.requirements else b""
+    return hash_json(
+        {"tree": tree, "debian": sorted(env.debian), "requirements": sha256_bytes(requirements)}
     )
 
 
@@ -115,7 +146,7 @@ def manifest_rows(
             run_id=run_id,
             corpus=result.corpus,
             corpus_hash=result.corpus_hash,
-            target_hash=result.target_hash,
+            target_hash=c.target_hash or result.target_hash,
             case_id=c.case_id,
             case_hash=c.case_hash,
             category=categories.get(c.case_id),

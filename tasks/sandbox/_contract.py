@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bughunt.models import ContractCheck, ContractStatus, Symptom
-from corpus import Corpus, is_hidden, rewrite_tree
+from corpus import LEGACY_TARGET, Corpus, LoadedCase, TargetConfig, is_hidden, rewrite_tree
 from ledger import Ledger, arrow_to_rows
 from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
@@ -91,30 +91,53 @@ def check_contract(
     case_ids: Iterable[str],
     case_hashes: Mapping[str, str],
     *,
-    executor: Executor,
+    executor: Executor | Mapping[str, Executor],
     timeout_s: float,
     workers: int,
     run_id: str | None = None,
 ) -> list[ContractCheck]:
-    """Check every named case (patches that do not apply are the stage's to report)."""
+    """Check every named case (patches that do not apply are the stage's to report).
+
+    Each target's cases are checked against that target's suite, in its own
+    image: ``executor`` is one for every target, or one per target name.
+    """
     wanted = set(case_ids)
-    cases = [c for c in corpus.cases if c.case_id in wanted]
-    if not cases:
-        return []
-    command = list(corpus.config.test_command)
-    clean = read_tree(corpus.config.target)
+    checks: list[ContractCheck] = []
+    for target in corpus.targets:
+        cases = [c for c in corpus.cases_of(target.name) if c.case_id in wanted]
+        if cases:
+            runner = executor if isinstance(executor, Executor) else executor[target.name]
+            checks += _check_target(
+                corpus, target, cases, case_hashes, runner, timeout_s, workers, run_id
+            )
+    return sorted(checks, key=lambda c: c.case_id)
+
+
+def _check_target(
+    corpus: Corpus,
+    target: TargetConfig,
+    cases: Sequence[LoadedCase],
+    case_hashes: Mapping[str, str],
+    executor: Executor,
+    timeout_s: float,
+    workers: int,
+    run_id: str | None,
+) -> list[ContractCheck]:
+    command = list(target.test_command)
+    clean = read_tree(target.path)
 
     def suite(files: Files) -> Signature:
         result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
         return suite_signature(result)
 
-    rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name)).files
+    named = () if target.name == LEGACY_TARGET else (target.name,)
+    rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name, *named)).files
     buggy: dict[str, Files] = {}
     checks = []
     for case in cases:
         try:
             buggy[case.case_id] = apply_patch(
-                corpus.config.target, case.patch, file=corpus.relative(case.patch_path)
+                target.path, case.patch, file=corpus.relative(case.patch_path)
             )
         except Exception as exc:  # a bad case costs only itself
             why = f"the patch does not apply: {getattr(exc, 'message', exc)}"
@@ -132,12 +155,12 @@ def check_contract(
             status, reason, symptom = ContractStatus.BROKEN, verdict.problem, None
         else:
             status, reason, symptom = judge_buggy(
-                first, second, visible=corpus.config.visible_tests, oracle=corpus.config.oracle
+                first, second, visible=target.visible_tests, oracle=target.oracle
             )
         checks.append(
             _check(corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id)
         )
-    return sorted(checks, key=lambda c: c.case_id)
+    return checks
 
 
 def _check(

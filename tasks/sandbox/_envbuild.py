@@ -125,9 +125,7 @@ class EnvironmentBuilder:
         return len(debs), len(wheels)
 
     def _fail(self, what: str) -> SandboxImageError:
-        return SandboxImageError(
-            f"agent {self.agent} ({self.where}): building {self.tag} failed: {what}"
-        )
+        return SandboxImageError(f"{self.agent} ({self.where}): building {self.tag} failed: {what}")
 
     def _create(self) -> Any:
         """The build container: the base as root, no network, labelled for the sweep."""

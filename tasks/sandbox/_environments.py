@@ -29,7 +29,7 @@ from docker.errors import APIError, ImageNotFound
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentEnvironment, AgentMode, AgentVersion
-from corpus import Corpus
+from corpus import Corpus, TargetConfig
 from tasks.sandbox._engine import connect
 from tasks.sandbox._envbuild import BASE_ID_LABEL, EnvironmentBuilder
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
@@ -128,6 +128,7 @@ def ensure_environment(
     where: str = "environment",
     labels: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
+    kind: str = "agent",
 ) -> EnvironmentBuild:
     """The image of ``env`` FROM ``base`` (default: the sandbox image, built if missing).
 
@@ -139,9 +140,10 @@ def ensure_environment(
     Debian package or wheel that does not exist — is an :class:`InputError`
     naming ``where``'s field, raised before any container is created; a
     build that fails :class:`SandboxImageError` naming ``agent``, the field
-    and the last lines of its output.
+    and the last lines of its output. ``kind`` is what ``agent`` names: an
+    agent, or a target.
     """
-    with _naming(agent):
+    with _naming(agent, kind):
         recipe, requirements = environment_recipe(
             env, corpus_root=corpus_root, base=base, where=where
         )
@@ -152,7 +154,7 @@ def ensure_environment(
     base_attrs = _inspect(client, recipe.base)
     if base_attrs is None:
         raise SandboxImageError(
-            f"base image {recipe.base} of agent {agent}'s environment is missing"
+            f"base image {recipe.base} of {kind} {agent}'s environment is missing"
         )
     start = time.monotonic()
     with _build_lock(tag):
@@ -160,7 +162,7 @@ def ensure_environment(
         if existing is not None and _labels(existing).get(BASE_ID_LABEL) == base_attrs["Id"]:
             return EnvironmentBuild(tag, existing["Id"], False, time.monotonic() - start)
         say(
-            f"building environment image {tag} for agent {agent} ({len(recipe.debian)} Debian "
+            f"building environment image {tag} for {kind} {agent} ({len(recipe.debian)} Debian "
             f"package(s), {'a' if requirements else 'no'} requirements file)…"
         )
         build = EnvironmentBuilder(
@@ -170,10 +172,10 @@ def ensure_environment(
             debian=recipe.debian,
             requirements=requirements,
             base=base_attrs,
-            agent=agent,
+            agent=f"{kind} {agent}",
             where=where,
         )
-        with _naming(agent):
+        with _naming(agent, kind):
             debs, wheels = build.run(labels or {})
         made = _inspect(client, tag)
         if made is None:
@@ -182,7 +184,7 @@ def ensure_environment(
             _remove_replaced(client, existing["Id"])
     seconds = time.monotonic() - start
     say(
-        f"built environment image {tag} for agent {agent} in {seconds:.1f} s "
+        f"built environment image {tag} for {kind} {agent} in {seconds:.1f} s "
         f"({debs} .deb file(s), {wheels} wheel(s))"
     )
     return EnvironmentBuild(tag, made["Id"], True, seconds, debs, wheels)
@@ -204,11 +206,34 @@ def _environments(
     ]
 
 
+def _target_environments(corpus: Corpus) -> list[tuple[TargetConfig, str]]:
+    """Targets that need an image of their own, each with its config field path."""
+    return [
+        (t, f"targets[{i}].environment")
+        for i, t in enumerate(corpus.targets)
+        if t.environment is not None and (t.environment.debian or t.environment.requirements)
+    ]
+
+
+def target_label(target: str) -> str:
+    """How a target's image is named among a corpus's images (``target:<name>``)."""
+    return f"target:{target}"
+
+
+def agent_on_target(agent: str, target: str) -> str:
+    """How an agent's image on a target with an environment is named (``<agent>@<target>``)."""
+    return f"{agent}@{target}"
+
+
 def corpus_images(
     corpus: Corpus, agents: Sequence[AgentVersion] | None = None, *, base: str | None = None
 ) -> dict[str, str]:
-    """Agent name → environment image tag, for each command agent (of ``agents``) with an environment.
+    """Every environment image a run on ``corpus`` needs, by name → tag.
 
+    A command agent (of ``agents``) with an environment: its name. A target
+    with an environment: ``target:<name>``. A command agent on such a target
+    runs FROM the target's image (the target's packages are what its tests
+    need): ``<agent>@<target>``, its own environment on top when it has one.
     No engine, no network; every environment is checked (:func:`environment_recipe`).
     """
     tags: dict[str, str] = {}
@@ -219,7 +244,56 @@ def corpus_images(
                 agent.environment, corpus_root=corpus.root, base=base, where=where
             )
         tags[agent.name] = recipe.tag
+    for target, where in _target_environments(corpus):
+        assert target.environment is not None
+        with _naming(target.name, "target"):
+            recipe, _path = environment_recipe(
+                target.environment, corpus_root=corpus.root, base=base, where=where
+            )
+        tags[target_label(target.name)] = recipe.tag
+        for agent, on in _agents_on(corpus, agents, target, recipe.tag):
+            tags[agent_on_target(agent.name, target.name)] = on
     return tags
+
+
+def _agents_on(
+    corpus: Corpus, agents: Sequence[AgentVersion] | None, target: TargetConfig, base: str
+) -> list[tuple[AgentVersion, str]]:
+    """Each command agent (no explicit image) on a target with an image ``base``: the tag it
+    runs in there (its own environment FROM ``base``, or ``base`` itself)."""
+    chosen = corpus.config.agents if agents is None else agents
+    out = []
+    for agent in chosen:
+        if agent.mode is not AgentMode.COMMAND or agent.image is not None:
+            continue
+        env = agent.environment
+        if env is not None and (env.debian or env.requirements):
+            with _naming(agent.name):
+                recipe, _path = environment_recipe(env, corpus_root=corpus.root, base=base)
+            out.append((agent, recipe.tag))
+        else:
+            out.append((agent, base))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class RunImages:
+    """The images one sandbox stage runs in, beyond the sandbox base."""
+
+    builds: dict[str, EnvironmentBuild]
+    """Every environment image by its name in :func:`corpus_images` (built or reused)."""
+
+    def target(self, name: str) -> EnvironmentBuild | None:
+        """The image a target's suite and reproduction tests run in; None: the base."""
+        return self.builds.get(target_label(name))
+
+    def agent(self, agent: str, target: str) -> str | None:
+        """The image ``agent`` runs in on a case of ``target``; None: the base."""
+        on = self.builds.get(agent_on_target(agent, target))
+        if on is not None:
+            return on.tag
+        own = self.builds.get(agent)
+        return own.tag if own is not None else None
 
 
 def ensure_corpus_images(
@@ -229,8 +303,9 @@ def ensure_corpus_images(
     client: Any | None = None,
     base: str | None = None,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, EnvironmentBuild]:
-    """Agent name → its environment image, each built when missing (:func:`ensure_environment`).
+) -> RunImages:
+    """Every environment image of :func:`corpus_images`, each built when missing
+    (:func:`ensure_environment`): targets first, then agents (some are FROM a target's).
 
     Every environment is checked before the first is built, so bad input in
     any of them stops everything before a container exists.
@@ -238,8 +313,37 @@ def ensure_corpus_images(
     corpus_images(corpus, agents, base=base)
     client = client if client is not None else connect()
     base = base or ensure_image(client).tag
-    return {
-        agent.name: ensure_environment(
+    builds: dict[str, EnvironmentBuild] = {}
+    for target, where in _target_environments(corpus):
+        assert target.environment is not None
+        built = ensure_environment(
+            target.environment,
+            corpus_root=corpus.root,
+            client=client,
+            base=base,
+            agent=target.name,
+            kind="target",
+            where=where,
+            progress=progress,
+        )
+        builds[target_label(target.name)] = built
+        for agent, _tag in _agents_on(corpus, agents, target, built.tag):
+            env = agent.environment
+            if env is not None and (env.debian or env.requirements):
+                on = ensure_environment(
+                    env,
+                    corpus_root=corpus.root,
+                    client=client,
+                    base=built.tag,
+                    agent=agent.name,
+                    progress=progress,
+                )
+            else:
+                on = built
+            builds[agent_on_target(agent.name, target.name)] = on
+    for agent, where in _environments(corpus, agents):
+        assert agent.environment is not None
+        builds[agent.name] = ensure_environment(
             agent.environment,
             corpus_root=corpus.root,
             client=client,
@@ -248,21 +352,20 @@ def ensure_corpus_images(
             where=where,
             progress=progress,
         )
-        for agent, where in _environments(corpus, agents)
-        if agent.environment is not None
-    }
+    return RunImages(builds)
 
 
 @contextmanager
-def _naming(agent: str) -> Iterator[None]:
-    """Bad input found inside names the agent too (its field gives only its place in the list)."""
+def _naming(agent: str, kind: str = "agent") -> Iterator[None]:
+    """Bad input found inside names the agent (or target) too (its field gives only its place
+    in the list)."""
     try:
         yield
     except InputError as exc:
         if agent == "-":
             raise
         raise InputError(
-            f"agent {agent}: {exc.message}", file=exc.file, line=exc.line, field=exc.field
+            f"{kind} {agent}: {exc.message}", file=exc.file, line=exc.line, field=exc.field
         ) from None
 
 

@@ -41,7 +41,7 @@ from tasks.sandbox._agents import AgentExecution, parse_report, recorded_report,
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
-from tasks.sandbox._environments import announce, ensure_corpus_images
+from tasks.sandbox._environments import RunImages, announce, ensure_corpus_images
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._gateway import Gateway
@@ -86,10 +86,17 @@ class SandboxSettings(BaseModel):
     """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
     check_contract: bool = True
     """Check each case's corpus contract (cached by case hash) before any verdict on it."""
+    target_timeouts: dict[str, float] = {}
+    """Per-test deadlines of targets that set their own (``test_timeout_s`` in
+    ``[[targets]]``), by target name; the others take ``test_timeout_s``."""
     agent_samples: int = Field(default=1, ge=1, le=50)
     """Independent runs of each command agent on each case (``--agent-samples``): a
     stochastic agent is measured by its rate over samples, the case as the unit. A replay
     agent has one recorded report per case, which is its only sample."""
+
+    def timeout_for(self, target: str) -> float:
+        """The per-test deadline of reproduction tests on ``target``'s cases."""
+        return self.target_timeouts.get(target, self.test_timeout_s)
 
     def samples_of(self, agent: AgentVersion) -> int:
         """How many samples ``agent`` gets per case: ``agent_samples`` for a command agent."""
@@ -291,13 +298,14 @@ class _Env:
     image_id: str
     limits: Limits
     client: object
-    executor: Executor
+    executors: Mapping[str, tuple[Executor, str]]
+    """Each target's executor for its suite and reproduction tests, with its image's id."""
     secrets: Mapping[str, Mapping[str, str]] = dataclasses.field(default_factory=dict)
     """Each command agent's secrets (its ``env``), by agent name: for its own container only."""
     scrubber: Scrubber = dataclasses.field(default_factory=Scrubber)
     """The run's scrubber: every command agent's secrets."""
-    agent_images: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    """Each command agent's environment image (docs/sandbox.md#agent-environments), by name."""
+    images: RunImages = dataclasses.field(default_factory=lambda: RunImages({}))
+    """The run's environment images: targets' and agents' (docs/sandbox.md#agent-environments)."""
     gateways: Mapping[str, Gateway] = dataclasses.field(default_factory=dict)
     """Each networked agent's gateway for the run (docs/agents.md#network), by name."""
 
@@ -320,7 +328,7 @@ def _report_of(job: _Job, env: _Env) -> tuple[BugReport | str, AgentExecution | 
         buggy=job.view,
         case=case_info,
         run_id=env.run_id,
-        image=env.agent_images.get(job.agent.name, env.image),
+        image=env.images.agent(job.agent.name, job.case.target) or env.image,
         timeout_s=env.settings.agent_timeout_s,
         limits=env.limits,
         client=env.client,
@@ -357,20 +365,22 @@ def _run_pair(job: _Job, env: _Env) -> PairResult:
                 trace=trace,
                 sample=job.sample,
             )
-        ids = PairIds(env.run_id, case_id, job.case_hash, agent.name, env.image_id, job.sample)
+        executor, image_id = env.executors[job.case.target]
+        timeout_s = env.settings.timeout_for(job.case.target)
+        ids = PairIds(env.run_id, case_id, job.case_hash, agent.name, image_id, job.sample)
         test_hash, observations = reproduce(
             got,
             job.trees,
-            executor=env.executor,
+            executor=executor,
             ids=ids,
             repeats=env.settings.repeats,
             rewrite_repeats=env.settings.rewrites,
-            timeout_s=env.settings.test_timeout_s,
+            timeout_s=timeout_s,
             seed=env.settings.seed,
         )
-        outcome, reason = outcome_of(observations, env.settings.test_timeout_s)
+        outcome, reason = outcome_of(observations, timeout_s)
         if reason == FINGERPRINT_REASON and job.check is not None:
-            problem = job.check.problem(env.executor)
+            problem = job.check.problem(executor)
             if problem is not None:  # our rewrite is at fault, not the test
                 outcome, reason = ReproOutcome.ERROR, f"cannot check against a rewrite: {problem}"
     except (SandboxEngineError, SandboxRequestError) as exc:  # this pair's, not the stage's
@@ -411,7 +421,7 @@ def _jobs(
 ) -> tuple[list[_Job], list[PairResult]]:
     """One job per planned case × agent × sample; a case whose buggy tree cannot be made fails
     alone."""
-    clean = read_tree(corpus.config.target)
+    cleans: dict[str, Files] = {}
     wanted = set(case_ids)
     jobs: list[_Job] = []
     failed: list[PairResult] = []
@@ -419,10 +429,12 @@ def _jobs(
         if case.case_id not in wanted:
             continue
         case_hash = case_hashes.get(case.case_id)
+        target = corpus.target_of(case)
+        if target.name not in cleans:
+            cleans[target.name] = read_tree(target.path)
+        clean = cleans[target.name]
         try:
-            buggy = apply_patch(
-                corpus.config.target, case.patch, file=corpus.relative(case.patch_path)
-            )
+            buggy = apply_patch(target.path, case.patch, file=corpus.relative(case.patch_path))
         except Exception as exc:  # a bad case costs only itself (docs/architecture.md#bad-input)
             reason = getattr(exc, "message", str(exc))
             failed.extend(
@@ -445,11 +457,11 @@ def _jobs(
             enabled=settings.rewrites > 0,
         )
         check = (
-            RewriteCheck(trees, tuple(corpus.config.test_command), settings.suite_timeout_s)
+            RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
             if trees.rewrite_seed is not None
             else None
         )
-        view = agent_view(buggy, corpus.config.oracle, corpus.config.visible_tests)
+        view = agent_view(buggy, target.oracle, target.visible_tests)
         jobs.extend(
             _Job(case, case_hash, agent, trees, check, view, sample=sample)
             for agent in agents
@@ -467,18 +479,22 @@ def _contract(
     image: str,
     run_id: str,
     known: Mapping[str, ContractCheck],
+    images: RunImages | None = None,
 ) -> tuple[list[ContractCheck], dict[str, str]]:
-    """New contract checks, and the reason per case that breaks the contract."""
+    """New contract checks (each target's in its own image), and the reason per case that
+    breaks the contract."""
     if not settings.check_contract:
         return [], {}
     todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
     workers = settings.workers or os.cpu_count() or 1
-    with Executor(run_id=run_id, image=image, client=client) as executor:
+    images = images or RunImages({})
+    with contextlib.ExitStack() as stack:
+        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
         new = check_contract(
             corpus,
             todo,
             case_hashes,
-            executor=executor,
+            executor={name: runner for name, (runner, _id) in executors.items()},
             timeout_s=settings.suite_timeout_s,
             workers=workers,
             run_id=run_id,
@@ -515,8 +531,9 @@ def _run_jobs(
     image_id: str,
     progress: Callable[[int, int], None] | None = None,
     secrets: Mapping[str, Mapping[str, str]] | None = None,
-    agent_images: Mapping[str, str] | None = None,
+    images: RunImages | None = None,
     model_keys: Mapping[str, str | None] | None = None,
+    corpus: Corpus,
 ) -> list[PairResult]:
     """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name).
 
@@ -537,13 +554,12 @@ def _run_jobs(
     scrubber = Scrubber(
         [*(p for values in secrets.values() for p in values.items()), *keys.items()]
     )
+    images = images or RunImages({})
     with contextlib.ExitStack() as stack:
-        executor = stack.enter_context(
-            Executor(run_id=run_id, image=image, limits=limits, client=client)
-        )
+        executors = _executors(stack, corpus, run_id, image, image_id, client, limits, images)
         gateways = _start_gateways(stack, jobs, run_id, client, image, model_keys or {})
-        env = _Env(run_id, settings, image, image_id, limits, client, executor, secrets, scrubber)
-        env = dataclasses.replace(env, agent_images=agent_images or {}, gateways=gateways)
+        env = _Env(run_id, settings, image, image_id, limits, client, executors, secrets, scrubber)
+        env = dataclasses.replace(env, images=images, gateways=gateways)
 
         def one(job: _Job) -> PairResult:
             nonlocal done
@@ -554,6 +570,30 @@ def _run_jobs(
             return result
 
         return map_bounded(one, jobs, max_workers=workers)
+
+
+def _executors(
+    stack: contextlib.ExitStack,
+    corpus: Corpus,
+    run_id: str,
+    image: str,
+    image_id: str,
+    client: Any,
+    limits: Limits,
+    images: RunImages,
+) -> dict[str, tuple[Executor, str]]:
+    """One executor per target of ``corpus`` (one per distinct image), closed with ``stack``:
+    a target with an environment runs in its image, the others in the base ``image``."""
+    by_image: dict[str, tuple[Executor, str]] = {}
+    out = {}
+    for target in corpus.targets:
+        built = images.target(target.name)
+        tag, ident = (built.tag, built.image_id) if built is not None else (image, image_id)
+        if tag not in by_image:
+            runner = Executor(run_id=run_id, image=tag, limits=limits, client=client)
+            by_image[tag] = (stack.enter_context(runner), ident)
+        out[target.name] = by_image[tag]
+    return out
 
 
 def _start_gateways(
@@ -609,10 +649,9 @@ def run_sandbox(
     model_keys = {a.name: model_key(a, corpus=corpus) for a in agents}
     client, image, image_id, swept = _stage_env(run_id, settings)
     # Built before any container starts: a bad environment stops the stage here.
-    built = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
-    agent_images = {name: build.tag for name, build in built.items()}
+    images = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
     checks, broken = _contract(
-        corpus, case_ids, case_hashes, settings, client, image, run_id, known_checks or {}
+        corpus, case_ids, case_hashes, settings, client, image, run_id, known_checks or {}, images
     )
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
     failed += [
@@ -636,8 +675,9 @@ def run_sandbox(
         image_id=image_id,
         progress=progress,
         secrets=secrets,
-        agent_images=agent_images,
+        images=images,
         model_keys=model_keys,
+        corpus=corpus,
     )
     pairs = sorted([*results, *failed], key=pair_order)
     return SandboxResult(
@@ -661,9 +701,17 @@ def verify_report(
     if failed:
         return failed[0]
     client, image, image_id, _swept = _stage_env(run_id, settings)
+    images = ensure_corpus_images(corpus, [], client=client, base=image, progress=announce)
     job = dataclasses.replace(jobs[0], report=report)
     return _run_jobs(
-        [job], run_id=run_id, settings=settings, client=client, image=image, image_id=image_id
+        [job],
+        run_id=run_id,
+        settings=settings,
+        client=client,
+        image=image,
+        image_id=image_id,
+        images=images,
+        corpus=corpus,
     )[0]
 
 
@@ -686,7 +734,7 @@ def verify_agent(
     if failed:
         return failed[0]
     client, image, image_id, _swept = _stage_env(run_id, settings)
-    built = ensure_corpus_images(corpus, [agent], client=client, base=image, progress=announce)
+    images = ensure_corpus_images(corpus, [agent], client=client, base=image, progress=announce)
     return _run_jobs(
         jobs,
         run_id=run_id,
@@ -695,8 +743,9 @@ def verify_agent(
         image=image,
         image_id=image_id,
         secrets=secrets,
-        agent_images={name: build.tag for name, build in built.items()},
+        images=images,
         model_keys=keys,
+        corpus=corpus,
     )[0]
 
 

@@ -27,7 +27,9 @@ def test_good_corpus_loads_with_absolute_paths(tmp_path: Path) -> None:
     corpus = load_corpus(root)
     assert corpus.name == "mini"
     assert corpus.root == root.resolve()
-    assert corpus.target == (root / "target").resolve()
+    (target,) = corpus.targets
+    assert (target.name, target.path) == ("target", (root / "target").resolve())
+    assert all(c.target == "target" for c in corpus.cases)
     assert corpus.config.cases == (root / "cases").resolve()
     baseline, candidate = corpus.config.agents
     assert baseline.mode is AgentMode.COMMAND

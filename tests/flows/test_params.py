@@ -22,7 +22,7 @@ def test_the_defaults_are_the_sandbox_stage_s() -> None:
     assert RunParams().agent_timeout_s == SandboxSettings().agent_timeout_s == 180.0
     assert settings.agent_timeout_s == 180.0
     assert settings.test_timeout_s == (
-        load_corpus(DEMO).config.test_timeout_s or DEFAULT_TEST_TIMEOUT_S
+        load_corpus(DEMO).targets[0].test_timeout_s or DEFAULT_TEST_TIMEOUT_S
     )
 
 

@@ -44,7 +44,7 @@ def test_key_covers_patch_metadata_target_and_classifier(
     """The key changes with the patch, the metadata, the target and the classifier's code."""
     corpus = corpus_at(tmp_path / "c")
     case = corpus.cases[0]
-    target = hash_target(corpus.target)
+    target = hash_target(corpus.targets[0].path)
     key = classify_key(case, target)
     assert key == classify_key(case, target)
     assert classify_key(case.model_copy(update={"patch": case.patch + b"\n"}), target) != key

@@ -138,8 +138,8 @@ def test_cached_case_and_target_hashes_match_the_stage(tmp_path: Path) -> None:
     """cached_hash_case / cached_hash_target give exactly hash_case / hash_target."""
     corpus = load_corpus(write_corpus(tmp_path / "c", {"one": good_case("one")}))
     cache = HashCache(now_ns=an_hour_from_now)
-    target = cached_hash_target(corpus.target, cache)
-    assert target == hash_target(corpus.target)
+    target = cached_hash_target(corpus.targets[0].path, cache)
+    assert target == hash_target(corpus.targets[0].path)
     case = corpus.cases[0]
     metadata = case.case.model_dump(mode="json", exclude={"case_hash"})
     assert cached_hash_case(metadata, case.case_dir, target, cache) == hash_case(

@@ -86,8 +86,9 @@ def _llm(demo: Corpus) -> AgentVersion:
 def _case_files(demo: Corpus, case_id: str) -> tuple[Files, dict[str, object]]:
     """The buggy tree as the agent gets it (oracle held out) and its case.json."""
     case = next(c for c in demo.cases if c.case_id == case_id)
-    buggy = apply_patch(demo.config.target, case.patch, file=str(case.patch_path))
-    view = agent_view(buggy, demo.config.oracle, demo.config.visible_tests)
+    target = demo.target_of(case)
+    buggy = apply_patch(target.path, case.patch, file=str(case.patch_path))
+    view = agent_view(buggy, target.oracle, target.visible_tests)
     info: dict[str, object] = {"id": case_id, "title": case.case.title, "hints": case.case.hints}
     return view, info
 
