@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.progress import Progress
 
+from bughunt.models import BugCategory
 from cli._common import JsonOpt, console, fail, guarded, print_json, print_rows
 from corpus import load_corpus
 from tasks.classify import ClassifyResult, changed_paths, classify_corpus
+
+if TYPE_CHECKING:
+    from tasks.mutate import Verdict
 
 corpus_app = typer.Typer(
     help="Check a corpus before any verdict is given on it.", no_args_is_help=True
@@ -62,6 +72,104 @@ def check(
         _say(f"{len(checks) - len(broken)} of {len(checks)} cases keep the corpus contract")
     if broken or loaded.rejected:
         raise typer.Exit(1)
+
+
+@corpus_app.command("mutate")
+@guarded
+def mutate(
+    target: Annotated[
+        Path, typer.Option(help="The target's source tree.", exists=True, file_okay=False)
+    ],
+    test_command: Annotated[
+        str, typer.Option(help='Its suite, run from the tree\'s root, e.g. "python3 -m pytest -q".')
+    ],
+    out: Annotated[Path, typer.Option(help="Folder to write the corpus into (new or empty).")],
+    max_cases: Annotated[int, typer.Option(min=1, max=10_000, help="Cases to keep.")] = 40,
+    categories: Annotated[
+        list[BugCategory] | None,
+        typer.Option("--category", help="Only this category (repeat for several)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the mutants' order.")] = 0,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="Suite runs at once (default: CPU count).")
+    ] = None,
+    suite_timeout: Annotated[
+        float, typer.Option(min=1, max=3_600, help="Deadline of one suite run, in seconds.")
+    ] = 120.0,
+    agents_from: Annotated[
+        Path, typer.Option(help="Corpus whose command agents the new corpus takes.")
+    ] = Path("corpus/demo"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a corpus of fresh bugs: syntax-tree mutants of a target that its own suite kills.
+
+    Each mutant runs the suite in the sandbox; kept when it fails the same way
+    twice (or hangs while the clean tree is quick), dropped when equivalent,
+    flaky or a duplicate. Exit 0 when the corpus holds --max-cases cases, 1
+    when fewer could be made.
+    """
+    import os
+    import shlex
+
+    from flows import new_run_id
+    from tasks.mutate import MutateSettings, mutate_target
+
+    command = shlex.split(test_command)
+    if not command:
+        fail("--test-command is empty")
+    settings = MutateSettings(
+        max_cases=max_cases,
+        categories=categories,
+        seed=seed,
+        workers=workers or os.cpu_count(),
+        suite_timeout_s=suite_timeout,
+    )
+    with _mutate_progress(as_json) as progress:
+        summary = mutate_target(
+            target,
+            command,
+            out=out,
+            settings=settings,
+            agents_from=agents_from,
+            run_id=new_run_id("mutate"),
+            progress=progress,
+        )
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    else:
+        counts = ", ".join(f"{n} {v}" for v, n in summary.verdicts.items())
+        _say(f"tried {summary.tried} of {summary.proposed} mutants: {counts}")
+        per = ", ".join(f"{c} {n}" for c, n in sorted(summary.per_category.items()))
+        _say(f"kept {summary.kept} case(s) in {summary.out}: {per}")
+    if summary.kept < max_cases:
+        raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _mutate_progress(
+    quiet: bool,
+) -> Iterator[Callable[[int, int, int, Mapping[Verdict, int]], None]]:
+    """A progress bar on a terminal; elsewhere a line at least every 30 s (never with --json)."""
+    last = [time.monotonic()]
+
+    def line(kept: int, wanted: int, tried: int, counts: Mapping[Verdict, int]) -> None:
+        now = time.monotonic()
+        if quiet or (now - last[0] < 30 and kept < wanted):
+            return
+        last[0] = now
+        shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+        print(f"mutate: kept {kept}/{wanted}, tried {tried} ({shown})", file=sys.stderr)
+
+    if quiet or not sys.stderr.isatty():
+        yield line
+        return
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("mutants kept", total=None)
+
+        def update(kept: int, wanted: int, tried: int, counts: Mapping[Verdict, int]) -> None:
+            bar.update(task, completed=kept, total=wanted, description=f"kept (tried {tried})")
+
+        yield update
 
 
 def _say(text: str) -> None:

@@ -23,6 +23,7 @@ from corpus._hash_cache import (
     hash_cache_at,
 )
 from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
+from corpus._mutate import Mutant, is_test_file, propose_mutants
 from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
 from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
@@ -39,6 +40,7 @@ __all__ = [
     "CorpusConfig",
     "HashCache",
     "LoadedCase",
+    "Mutant",
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
@@ -53,9 +55,11 @@ __all__ = [
     "hash_corpus",
     "hash_target",
     "is_hidden",
+    "is_test_file",
     "load_corpus",
     "model_key",
     "oracle_files",
+    "propose_mutants",
     "rewrite_source",
     "rewrite_tree",
 ]

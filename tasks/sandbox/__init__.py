@@ -12,7 +12,7 @@ order; ``sweep`` removes what crashed runs left behind, and ``claim_and_sweep``
 
 from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
-from tasks.sandbox._contract import check_contract, known_checks
+from tasks.sandbox._contract import check_contract, judge_buggy, known_checks
 from tasks.sandbox._engine import connect
 from tasks.sandbox._entry import RECORD, SandboxInputs, run
 from tasks.sandbox._environments import (
@@ -44,7 +44,7 @@ from tasks.sandbox._reproduce import (
     schedule,
     symptom_of,
 )
-from tasks.sandbox._rewrites import RewriteCheck, case_trees
+from tasks.sandbox._rewrites import RewriteCheck, case_trees, suite_signature
 from tasks.sandbox._stage import (
     PairResult,
     SandboxResult,
@@ -55,7 +55,7 @@ from tasks.sandbox._stage import (
     verify_report,
 )
 from tasks.sandbox._sweep import Swept, claim_and_sweep, sweep
-from tasks.sandbox._trees import apply_patch, read_tree
+from tasks.sandbox._trees import Files, apply_patch, read_tree
 from tasks.sandbox._workspace import Workspace, pack_workspace
 
 __all__ = [
@@ -73,6 +73,7 @@ __all__ = [
     "EnvironmentBuild",
     "ExecResult",
     "Executor",
+    "Files",
     "ImageBuild",
     "ImageRecipe",
     "Limits",
@@ -102,6 +103,7 @@ __all__ = [
     "execution_status",
     "gateway_image",
     "image_tag",
+    "judge_buggy",
     "known_checks",
     "map_bounded",
     "outcome_of",
@@ -115,6 +117,7 @@ __all__ = [
     "run_once",
     "run_sandbox",
     "schedule",
+    "suite_signature",
     "sweep",
     "symptom_of",
     "verify_agent",

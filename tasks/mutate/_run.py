@@ -1,0 +1,366 @@
+"""``bughunt corpus mutate``: mutants of a target that its own suite kills, written as a corpus.
+
+Each proposed mutant (``corpus._mutate``, categories in a round-robin so a
+short run still covers all seven) is applied to a copy of the target with
+``git apply`` (the case's ``bug.patch`` is exactly what is applied) and the
+target's suite runs on it in the sandbox, each run in a fresh container:
+
+- the suite passes: **equivalent** (or at least not detected): dropped;
+- it fails, then fails the same way again: **killed**, kept, with the
+  failing tests (which the corpus's oracle holds out of agents' trees);
+- it times out twice while the clean tree passes within a quarter of the
+  deadline: **hanging**, kept (symptom ``hang``);
+- two runs disagree: **flaky**, dropped; the same failing tests at the same
+  place as a kept mutant: **duplicate**, dropped.
+
+The verdicts are the corpus contract's (``tasks.sandbox._contract``), so a
+kept case passes ``bughunt corpus check``. Every seed is the user's
+``--seed``: the same target and seed give the same corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bughunt.errors import InputError
+from bughunt.models import AgentMode, BugCategory
+from corpus import DEFAULT_ORACLE, Mutant, load_corpus, propose_mutants
+from tasks.classify import categorize, parse_patch
+from tasks.sandbox import (
+    Executor,
+    Files,
+    apply_patch,
+    connect,
+    ensure_image,
+    judge_buggy,
+    map_bounded,
+    read_tree,
+    suite_signature,
+)
+
+log = logging.getLogger("bughunt.mutate")
+
+PREFIX = {
+    BugCategory.COMPARISON_OPERATOR: "cmp",
+    BugCategory.OFF_BY_ONE: "obo",
+    BugCategory.CONDITION_REMOVED: "cond",
+    BugCategory.EXCEPTION_HANDLING: "exc",
+    BugCategory.RETURN_VALUE: "ret",
+    BugCategory.STATE_MUTATION: "state",
+    BugCategory.OTHER: "other",
+}
+"""Case id prefix per category, as the demo corpus names its cases."""
+
+
+class Verdict(StrEnum):
+    """What the suite made of one mutant."""
+
+    KILLED = "killed"
+    HANGING = "hanging"
+    EQUIVALENT = "equivalent"
+    FLAKY = "flaky"
+    DUPLICATE = "duplicate"
+    UNAPPLIED = "unapplied"
+
+
+class MutateSettings(BaseModel):
+    """How ``bughunt corpus mutate`` runs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    max_cases: int = Field(default=40, ge=1, le=10_000)
+    """Stop once this many mutants are kept."""
+    categories: list[BugCategory] | None = None
+    """Only these categories (default: all seven)."""
+    seed: int = 0
+    """Seed of the mutants' order: the same target and seed give the same corpus."""
+    workers: int | None = Field(default=None, ge=1)
+    """Suite runs at once (default: the CPU count)."""
+    suite_timeout_s: float = Field(default=120.0, gt=0, le=3_600)
+    """Deadline of one run of the suite; a mutant that hits it twice hangs."""
+
+
+class MutateSummary(BaseModel):
+    """What one ``corpus mutate`` did."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    proposed: int
+    """Mutants the proposer found (duplicates by content already dropped)."""
+    tried: int
+    """Mutants the suite ran on."""
+    verdicts: dict[Verdict, int]
+    """Tried mutants by verdict."""
+    kept: int
+    """Cases written (killed and hanging, duplicates left out)."""
+    per_category: dict[BugCategory, int]
+    """Cases written per category."""
+    cases: list[str]
+    """Ids of the cases written."""
+    out: str
+    """The corpus folder written."""
+
+
+class _Tried(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    mutant: Mutant
+    verdict: Verdict
+    failing: list[str] = []
+    reason: str | None = None
+    kept: bool = False
+
+
+def _category(patch: str) -> BugCategory:
+    """The classifier's category of a patch: a case's label must agree with classify."""
+    return categorize(parse_patch(patch)).category
+
+
+def round_robin(mutants: Sequence[Mutant]) -> list[Mutant]:
+    """The mutants, one category after another in turn, each category in its given order."""
+    by: dict[BugCategory, list[Mutant]] = {}
+    for m in mutants:
+        by.setdefault(m.category, []).append(m)
+    queues = [by[c] for c in BugCategory if c in by]
+    out: list[Mutant] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        out.extend(q[i] for q in queues if i < len(q))
+    return out
+
+
+def mutate_target(
+    target: Path,
+    test_command: Sequence[str],
+    *,
+    out: Path,
+    settings: MutateSettings,
+    agents_from: Path,
+    run_id: str,
+    progress: Callable[[int, int, int, Mapping[Verdict, int]], None] | None = None,
+) -> MutateSummary:
+    """Mutants of ``target`` its suite kills, written as a corpus in ``out`` (see the module).
+
+    ``agents_from`` is a corpus whose command agents (and their folders) the
+    new corpus takes, with its pairing when both sides are command agents.
+    ``progress`` hears (kept, wanted, tried, verdicts so far) after each mutant.
+    Bad input (``out`` not empty, a target whose suite does not pass twice
+    alike on its clean tree, an agents corpus without two command agents) is
+    an :class:`InputError` naming it, before any mutant runs.
+    """
+    if out.exists() and any(out.iterdir()):
+        raise InputError("the corpus folder to write is not empty", file=str(out))
+    agents = _agent_tables(agents_from)
+    files = read_tree(target)
+    mutants = round_robin(
+        propose_mutants(
+            files, categories=settings.categories, seed=settings.seed, classify=_category
+        )
+    )
+    client = connect()
+    image = ensure_image(client).tag
+    workers = settings.workers or 2
+    command = list(test_command)
+    with Executor(run_id=run_id, image=image, client=client) as executor:
+
+        def suite(tree: Files) -> tuple[tuple[str, frozenset[str]], float]:
+            result = executor.run(command, workspace=tree, timeout_s=settings.suite_timeout_s)
+            return suite_signature(result), result.duration_s
+
+        clean = map_bounded(suite, [files, files], max_workers=workers)
+        (first, slow1), (second, slow2) = clean
+        if first != second or first[0] != "exit 0":
+            raise InputError(
+                f"the suite must pass twice alike on the clean tree (got {first[0]}, then "
+                f"{second[0]})",
+                file=str(target),
+            )
+        quick = max(slow1, slow2) < settings.suite_timeout_s / 4
+
+        def judge(mutant: Mutant) -> _Tried:
+            try:
+                buggy = apply_patch(target, mutant.patch.encode(), file=mutant.path)
+            except InputError as exc:
+                return _Tried(mutant=mutant, verdict=Verdict.UNAPPLIED, reason=exc.message)
+            one, _ = suite(buggy)
+            if one[0] == "exit 0":
+                return _Tried(mutant=mutant, verdict=Verdict.EQUIVALENT)
+            two, _ = suite(buggy)
+            status, reason, symptom = judge_buggy(one, two, visible=[], oracle=DEFAULT_ORACLE)
+            if status != "ok":
+                return _Tried(mutant=mutant, verdict=Verdict.FLAKY, reason=reason)
+            if symptom is not None and symptom.value == "hang":
+                verdict = Verdict.HANGING if quick else Verdict.FLAKY
+                return _Tried(mutant=mutant, verdict=verdict)
+            return _Tried(mutant=mutant, verdict=Verdict.KILLED, failing=sorted(one[1]))
+
+        tried = _run_until(mutants, judge, settings.max_cases, workers, progress)
+    kept = [t for t in tried if t.kept]
+    cases = _write_corpus(out, target.name, files, command, kept, agents)
+    counts = Counter(t.verdict for t in tried)
+    return MutateSummary(
+        proposed=len(mutants),
+        tried=len(tried),
+        verdicts={v: counts[v] for v in Verdict},
+        kept=len(cases),
+        per_category=dict(Counter(t.mutant.category for t in kept)),
+        cases=cases,
+        out=str(out),
+    )
+
+
+def _run_until(
+    mutants: Sequence[Mutant],
+    judge: Callable[[Mutant], _Tried],
+    wanted: int,
+    workers: int,
+    progress: Callable[[int, int, int, Mapping[Verdict, int]], None] | None,
+) -> list[_Tried]:
+    """Judge mutants in batches until ``wanted`` are kept, in order: the same failing tests at
+    the same place as an earlier kept one is a duplicate; killed ones past ``wanted`` (the
+    last batch's) are tried, not kept."""
+    tried: list[_Tried] = []
+    places: set[tuple[str, int, tuple[str, ...]]] = set()
+    kept = 0
+    counts: Counter[Verdict] = Counter()
+    at = 0
+    while kept < wanted and at < len(mutants):
+        batch = mutants[at : at + workers * 2]
+        at += len(batch)
+        for t in map_bounded(judge, batch, max_workers=workers):
+            if t.verdict in (Verdict.KILLED, Verdict.HANGING):
+                place = (t.mutant.path, t.mutant.line, tuple(t.failing))
+                if place in places:
+                    t = t.model_copy(update={"verdict": Verdict.DUPLICATE})
+                elif kept < wanted:
+                    places.add(place)
+                    kept += 1
+                    t = t.model_copy(update={"kept": True})
+            tried.append(t)
+            counts[t.verdict] += 1
+            if progress is not None:
+                progress(kept, wanted, len(tried), counts)
+    return tried
+
+
+def _agent_tables(source: Path) -> dict[str, Any]:
+    """The command agents of corpus ``source`` as TOML tables, their folders, and a pairing."""
+    corpus = load_corpus(source)
+    command = [a for a in corpus.config.agents if a.mode is AgentMode.COMMAND and a.path]
+    if len(command) < 2:
+        raise InputError(
+            "needs a corpus with at least two command agents to take the agents from",
+            file=str(corpus.config_file),
+        )
+    names = {a.name for a in command}
+    pairing = corpus.config.pairing
+    if {pairing.baseline, pairing.candidate} <= names:
+        pair = (pairing.baseline, pairing.candidate)
+    else:
+        pair = (command[0].name, command[1].name)
+    return {"root": corpus.root, "agents": command, "pairing": pair}
+
+
+def _toml(value: object) -> str:
+    # A TOML writer (tomli-w) would be one more locked dependency for the few shapes written
+    # here: strings (JSON's escapes are TOML's), numbers, booleans, lists, inline tables.
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def _case_id(mutant: Mutant, taken: set[str]) -> str:
+    stem = re.sub(r"[^a-z0-9]+", "-", Path(mutant.path).stem.lower()).strip("-") or "module"
+    base = f"mut-{PREFIX[mutant.category]}-{stem}-{mutant.line}"
+    case_id, n = base, 2
+    while case_id in taken:
+        case_id, n = f"{base}-{n}", n + 1
+    taken.add(case_id)
+    return case_id
+
+
+def title_of(tried: _Tried) -> str:
+    """A symptom title from the first failing test (the bug's place is never named)."""
+    if not tried.failing:
+        what = "hangs" if tried.verdict is Verdict.HANGING else "fails"
+        return f"The package's own test suite {what} after a recent change"
+    test = tried.failing[0].split("::")[-1].split("[")[0]
+    words = re.sub(r"^test_?", "", test).replace("_", " ").strip() or test
+    return f"Broken behaviour: {words} (the test {test} fails)"
+
+
+def _write_corpus(
+    out: Path,
+    name: str,
+    files: Files,
+    command: Sequence[str],
+    kept: Sequence[_Tried],
+    agents: Mapping[str, Any],
+) -> list[str]:
+    """``out``: corpus.toml, the target tree, the agents' folders, one case per kept mutant."""
+    corpus_name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{name}-mutants").strip("-.") or "mutants"
+    for rel, data in files.items():
+        path = out / "target" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    lines = [
+        f"name = {_toml(corpus_name)}",
+        'cases = "cases"',
+        "",
+        "[[targets]]",
+        f"name = {_toml(corpus_name)}",
+        'path = "target"',
+        f"test_command = {_toml(list(command))}",
+        "",
+        "[pairing]",
+        f"baseline = {_toml(agents['pairing'][0])}",
+        f"candidate = {_toml(agents['pairing'][1])}",
+    ]
+    root: Path = agents["root"]
+    for agent in agents["agents"]:
+        folder = Path(agent.path)
+        rel = folder.relative_to(root).as_posix()
+        table = agent.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        table = {"name": agent.name, "family": agent.family, "mode": "command", **table}
+        table["path"] = rel
+        requirements = (agent.environment.requirements if agent.environment else None) or ""
+        if requirements:  # inside the source corpus (its loader checked): copied beside
+            req = Path(requirements).relative_to(root)
+            table["environment"]["requirements"] = req.as_posix()
+            (out / req).parent.mkdir(parents=True, exist_ok=True)
+            (out / req).write_bytes((root / req).read_bytes())
+        lines += ["", "[[agents]]", *(f"{k} = {_toml(v)}" for k, v in table.items())]
+        for src in sorted(p for p in folder.rglob("*") if p.is_file()):
+            if "__pycache__" in src.parts:
+                continue
+            dest = out / rel / src.relative_to(folder)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+    (out / "corpus.toml").write_text("\n".join(lines) + "\n")
+    taken: set[str] = set()
+    written = []
+    for t in kept:
+        case_id = _case_id(t.mutant, taken)
+        folder = out / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.toml").write_text(
+            f"id = {_toml(case_id)}\ntitle = {_toml(title_of(t))}\n"
+            f"hints = {_toml([t.mutant.path])}\n"
+            f"expected_category = {_toml(t.mutant.category.value)}\n"
+            f"# {t.mutant.operator}; killed by {', '.join(t.failing[:3]) or 'the suite'}\n"
+        )
+        (folder / "bug.patch").write_text(t.mutant.patch)
+        written.append(case_id)
+    return written

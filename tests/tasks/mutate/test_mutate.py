@@ -1,0 +1,131 @@
+"""`bughunt corpus mutate` against the real engine: fresh cases the target's own suite kills."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bughunt.models import BugCategory
+from cli import app
+from corpus import load_corpus
+from tasks.classify import classify_corpus
+from tasks.mutate import MutateSettings, Verdict, mutate_target
+from tasks.sandbox import apply_patch
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.docker
+
+DEMO = ROOT / "corpus" / "demo"
+SUITE = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+
+def test_the_demo_target_gives_forty_cases_in_all_seven_categories(
+    sandbox_image: str, tmp_path: Path, run_id: str
+) -> None:
+    """At least 40 kept cases covering every category; each one's patch applies, its label is
+    the classifier's, the written corpus loads with every case, and the counts add up."""
+    out = tmp_path / "mutants"
+    seen: list[tuple[int, int, int]] = []
+    summary = mutate_target(
+        DEMO / "target",
+        SUITE,
+        out=out,
+        settings=MutateSettings(max_cases=40, seed=3, workers=2, suite_timeout_s=60),
+        agents_from=DEMO,
+        run_id=run_id,
+        progress=lambda kept, wanted, tried, _counts: seen.append((kept, wanted, tried)),
+    )
+    assert summary.kept == 40 and len(summary.cases) == 40
+    assert set(summary.per_category) == set(BugCategory)
+    assert sum(summary.verdicts.values()) == summary.tried == len(seen)
+    assert summary.verdicts[Verdict.KILLED] + summary.verdicts[Verdict.HANGING] >= 40
+    assert seen[-1][0] == 40 and all(w == 40 for _, w, _ in seen)
+
+    corpus = load_corpus(out)
+    assert corpus.rejected == [] and len(corpus.cases) == 40
+    result = classify_corpus(corpus)
+    assert result.rejected == []
+    assert all(c.matches_expected for c in result.cases), [
+        (c.case_id, c.category, c.expected_category) for c in result.cases if not c.matches_expected
+    ]
+    (target,) = corpus.targets
+    for case in corpus.cases:
+        apply_patch(target.path, case.patch, file=case.case_id)  # raises if it does not apply
+        assert case.case.title and "changed to" not in case.case.title  # a symptom only
+        assert case.case.hints and not case.case.hints[0].startswith("tests/")
+    assert {a.name for a in corpus.config.agents} >= {"baseline", "candidate"}
+
+
+def test_the_command_refuses_a_target_whose_suite_fails_before_anything_is_written(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """A suite that fails on the clean tree: exit 2, one line naming the target, nothing written."""
+    target = tmp_path / "target"
+    (target / "tests").mkdir(parents=True)
+    (target / "tests" / "test_x.py").write_text("def test_x():\n    assert False\n")
+    (target / "mod.py").write_text("def f(a, b):\n    return a < b\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "corpus",
+            "mutate",
+            "--target",
+            str(target),
+            "--out",
+            str(out),
+            "--test-command",
+            "python3 -m pytest -q -p no:cacheprovider tests",
+            "--agents-from",
+            str(DEMO),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(target) in lines[0] and "clean tree" in lines[0]
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_command_writes_a_small_corpus_and_a_json_summary(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """Two comparison cases from a tiny target: exit 0, the summary as JSON, cases on disk."""
+    target = tmp_path / "target"
+    (target / "tests").mkdir(parents=True)
+    (target / "mod.py").write_text(
+        "def less(a, b):\n    return a < b\n\n\ndef same(a, b):\n    return a == b\n"
+    )
+    (target / "tests" / "test_mod.py").write_text(
+        "from mod import less, same\n\n\ndef test_less():\n    assert less(1, 2)\n"
+        "    assert not less(2, 2)\n\n\ndef test_same():\n    assert same(1, 1)\n"
+        "    assert not same(1, 2)\n"
+    )
+    (target / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "corpus",
+            "mutate",
+            "--target",
+            str(target),
+            "--out",
+            str(out),
+            "--json",
+            "--test-command",
+            "python3 -m pytest -q -p no:cacheprovider tests",
+            "--max-cases",
+            "2",
+            "--category",
+            "comparison_operator",
+            "--agents-from",
+            str(DEMO),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["kept"] == 2 and summary["per_category"] == {"comparison_operator": 2}
+    assert sorted(p.name for p in (out / "cases").iterdir()) == sorted(summary["cases"])

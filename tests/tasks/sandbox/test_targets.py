@@ -1,0 +1,144 @@
+"""Two targets in one corpus, one with an environment (``six`` from PyPI), through the stage.
+
+The second target's suite and its reproduction tests import ``six``: in the
+plain sandbox image they fail, so a reproduction there shows the target's
+image was used. A command agent on that target's case runs FROM the same
+image (its ``import six`` works there, and nowhere else).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+import pytest
+
+from bughunt.models import ReproOutcome
+from corpus import load_corpus
+from tasks.sandbox import SandboxSettings, run_sandbox
+from tests.flows.corpora import DEMO, mini_corpus
+from tests.tasks.sandbox.test_environments import SIX
+
+pytestmark = pytest.mark.docker
+
+DEMO_CASE = "cmp-withdraw-exact-balance"
+SIX_CASE = "six-double-triples"
+
+CONV = '''import six
+
+
+def double(n):
+    """Twice ``n``."""
+    return n * 2
+
+
+def label(n):
+    return six.text_type(double(n))
+'''
+SUITE = "from sixy.conv import double, label\n\n\ndef test_double():\n    assert double(2) == 4\n"
+SUITE += "\n\ndef test_label():\n    assert label(1) == '2'\n"
+PATCH = "".join(
+    difflib.unified_diff(
+        CONV.splitlines(keepends=True),
+        CONV.replace("return n * 2", "return n * 3").splitlines(keepends=True),
+        "a/sixy/conv.py",
+        "b/sixy/conv.py",
+    )
+)
+REPRO = (
+    "import six\nfrom sixy.conv import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+)
+# Imports six on the six target's case only: a report there shows the agent ran FROM its image.
+AGENT = f"""set -eu
+case=$(python3 -c 'import json,os; print(json.load(open(os.environ["BUGHUNT_CASE"]))["id"])')
+if [ "$case" = "{SIX_CASE}" ]; then python3 -c 'import six'; fi
+cp "agent/$case.json" "$BUGHUNT_REPORT"
+"""
+TARGETS = """
+[[targets]]
+name = "ledgerlite"
+path = "target"
+test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+
+[[targets]]
+name = "sixy"
+path = "targets/sixy"
+test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+environment = { requirements = "targets/sixy/requirements.txt" }
+
+[[agents]]
+name = "both"
+family = "scripted-gamma"
+mode = "replay"
+reports = "recorded/both"
+
+[[agents]]
+name = "sixer"
+family = "scripted-delta"
+mode = "command"
+command = ["sh", "agent/agent.sh"]
+path = "agents/sixer"
+"""
+
+
+def _two_target_corpus(root: Path) -> Path:
+    dest = mini_corpus(root, [DEMO_CASE])
+    lines = (dest / "corpus.toml").read_text().splitlines(keepends=True)
+    inline = ("target =", "test_command =", "test_timeout_s =")
+    text = "".join(line for line in lines if not line.startswith(inline)) + TARGETS
+    (dest / "corpus.toml").write_text(
+        text.replace('[pairing]\nbaseline = "baseline"', '[pairing]\nbaseline = "both"', 1)
+    )
+    sixy = dest / "targets" / "sixy"
+    (sixy / "sixy").mkdir(parents=True)
+    (sixy / "tests").mkdir()
+    (sixy / "sixy" / "__init__.py").write_text("")
+    (sixy / "sixy" / "conv.py").write_text(CONV)
+    (sixy / "tests" / "test_conv.py").write_text(SUITE)
+    (sixy / "pytest.ini").write_text("[pytest]\n")
+    (sixy / "requirements.txt").write_text(SIX)
+    case = dest / "cases" / SIX_CASE
+    case.mkdir()
+    (case / "case.toml").write_text(
+        f'id = "{SIX_CASE}"\ntitle = "double triples"\nhints = ["sixy/conv.py"]\ntarget = "sixy"\n'
+    )
+    (case / "bug.patch").write_text(PATCH)
+    (dest / "cases" / DEMO_CASE / "case.toml").write_text(
+        (dest / "cases" / DEMO_CASE / "case.toml").read_text() + 'target = "ledgerlite"\n'
+    )
+    demo_report = json.loads((DEMO / "recorded" / "baseline" / f"{DEMO_CASE}.json").read_text())
+    six_report = {**demo_report, "case_id": SIX_CASE, "title": "double triples"}
+    six_report["repro_test"] = REPRO
+    for folder in (dest / "recorded" / "both", dest / "agents" / "sixer"):
+        folder.mkdir(parents=True)
+        (folder / f"{DEMO_CASE}.json").write_text(json.dumps(demo_report))
+        (folder / f"{SIX_CASE}.json").write_text(json.dumps(six_report))
+    (dest / "agents" / "sixer" / "agent.sh").write_text(AGENT)
+    return dest
+
+
+def test_each_case_runs_on_its_own_target_in_its_own_image(
+    sandbox_image: str, tmp_path: Path, run_id: str
+) -> None:
+    """Both targets' cases reproduce (the six target's only in its image, which its
+    executions record); a command agent on the six target's case runs FROM that image."""
+    corpus = load_corpus(_two_target_corpus(tmp_path / "repo"))
+    assert corpus.rejected == [] and {c.target for c in corpus.cases} == {"ledgerlite", "sixy"}
+    agents = [a for a in corpus.config.agents if a.name in ("both", "sixer")]
+    result = run_sandbox(
+        corpus,
+        case_ids=[DEMO_CASE, SIX_CASE],
+        agents=agents,
+        case_hashes={},
+        run_id=run_id,
+        settings=SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True),
+    )
+    by = {(p.case_id, p.agent_version): p for p in result.pairs}
+    for key, pair in by.items():
+        assert pair.outcome is ReproOutcome.REPRODUCED, (key, pair.reason)
+    assert all(c.status.value == "ok" for c in result.checks), result.checks
+    six_images = {o.image_id for o in by[SIX_CASE, "both"].observations}
+    demo_images = {o.image_id for o in by[DEMO_CASE, "both"].observations}
+    assert demo_images == {result.image_id}
+    assert len(six_images) == 1 and six_images != demo_images
