@@ -19,7 +19,7 @@ from corpus import load_corpus
 from tasks.classify import ClassifyResult, changed_paths, classify_corpus
 
 if TYPE_CHECKING:
-    from tasks.mutate import Verdict
+    from tasks.make_corpus import Verdict
 
 corpus_app = typer.Typer(
     help="Check a corpus before any verdict is given on it.", no_args_is_help=True
@@ -112,7 +112,7 @@ def mutate(
     import shlex
 
     from flows import new_run_id
-    from tasks.mutate import MutateSettings, mutate_target
+    from tasks.make_corpus import MutateSettings, mutate_target
 
     command = shlex.split(test_command)
     if not command:
@@ -142,6 +142,51 @@ def mutate(
         per = ", ".join(f"{c} {n}" for c, n in sorted(summary.per_category.items()))
         _say(f"kept {summary.kept} case(s) in {summary.out}: {per}")
     if summary.kept < max_cases:
+        raise typer.Exit(1)
+
+
+@corpus_app.command("import")
+@guarded
+def import_(
+    file: Annotated[
+        Path, typer.Argument(help="Instances: a JSON array or JSON lines.", dir_okay=False)
+    ],
+    repos: Annotated[
+        Path,
+        typer.Option(
+            help="Git checkouts, one per repository (<owner>__<name> or <name>).",
+            exists=True,
+            file_okay=False,
+        ),
+    ],
+    out: Annotated[Path, typer.Option(help="Folder to write the corpus into (new or empty).")],
+    format_: Annotated[
+        str, typer.Option("--format", help="Instance format (swebench).")
+    ] = "swebench",
+    agents_from: Annotated[
+        Path, typer.Option(help="Corpus whose command agents the new corpus takes.")
+    ] = Path("corpus/demo"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a public bug benchmark's instances as a corpus: one target and one case each.
+
+    The target is the base commit with the fix and the test patch applied, the
+    injected bug the fix reversed, the oracle the FAIL_TO_PASS tests. Exit 0
+    when every instance was imported, 1 when some were skipped (each named by
+    line with its reason; the others are written).
+    """
+    from tasks.make_corpus import import_swebench
+
+    if format_ != "swebench":
+        fail(f"--format {format_!r}: only 'swebench' is known (see docs/corpus.md#import)")
+    summary = import_swebench(file, repos=repos, out=out, agents_from=agents_from)
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    else:
+        for s in summary.skipped:
+            _say(f"{file}:{s.line}: skipped {s.instance_id or 'instance'}: {s.reason}")
+        _say(f"imported {len(summary.cases)} instance(s) into {summary.out}")
+    if summary.skipped:
         raise typer.Exit(1)
 
 

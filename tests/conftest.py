@@ -42,7 +42,7 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 ENGINE_TESTS = (
     "tests/flows/",
     "tests/tasks/sandbox/",
-    "tests/tasks/mutate/",
+    "tests/tasks/make_corpus/",
     "tests/cli/test_run_counts.py",
     "tests/cli/test_sandbox_verify.py",
     "tests/test_ownership.py",

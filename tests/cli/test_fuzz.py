@@ -227,6 +227,11 @@ REQUIRED: dict[str, dict[str, Make]] = {
         "report": _good_report,
     },
     "run pr": {"diff": _good_diff},
+    "corpus mutate": {
+        "target": lambda tmp: str(DEMO / "target"),
+        "test_command": lambda tmp: "python3 -m pytest -q tests",
+    },
+    "corpus import": {"file": _good_records, "repos": lambda tmp: str(tmp)},
     "hash": {"record": lambda tmp: ""},
 }
 """Good values of what a command needs besides the one bad input (``""``: a flag)."""

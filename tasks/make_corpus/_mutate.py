@@ -20,21 +20,28 @@ kept case passes ``bughunt corpus check``. Every seed is the user's
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.errors import InputError
-from bughunt.models import AgentMode, BugCategory
-from corpus import DEFAULT_ORACLE, Mutant, load_corpus, propose_mutants
+from bughunt.models import BugCategory
+from corpus import DEFAULT_ORACLE, Mutant, propose_mutants
 from tasks.classify import categorize, parse_patch
+from tasks.make_corpus._write import (
+    AgentTables,
+    TargetTable,
+    agent_tables,
+    check_out,
+    corpus_name_of,
+    toml_value,
+    write_corpus_toml,
+)
 from tasks.sandbox import (
     Executor,
     Files,
@@ -156,9 +163,8 @@ def mutate_target(
     alike on its clean tree, an agents corpus without two command agents) is
     an :class:`InputError` naming it, before any mutant runs.
     """
-    if out.exists() and any(out.iterdir()):
-        raise InputError("the corpus folder to write is not empty", file=str(out))
-    agents = _agent_tables(agents_from)
+    check_out(out)
+    agents = agent_tables(agents_from)
     files = read_tree(target)
     mutants = round_robin(
         propose_mutants(
@@ -251,36 +257,6 @@ def _run_until(
     return tried
 
 
-def _agent_tables(source: Path) -> dict[str, Any]:
-    """The command agents of corpus ``source`` as TOML tables, their folders, and a pairing."""
-    corpus = load_corpus(source)
-    command = [a for a in corpus.config.agents if a.mode is AgentMode.COMMAND and a.path]
-    if len(command) < 2:
-        raise InputError(
-            "needs a corpus with at least two command agents to take the agents from",
-            file=str(corpus.config_file),
-        )
-    names = {a.name for a in command}
-    pairing = corpus.config.pairing
-    if {pairing.baseline, pairing.candidate} <= names:
-        pair = (pairing.baseline, pairing.candidate)
-    else:
-        pair = (command[0].name, command[1].name)
-    return {"root": corpus.root, "agents": command, "pairing": pair}
-
-
-def _toml(value: object) -> str:
-    # A TOML writer (tomli-w) would be one more locked dependency for the few shapes written
-    # here: strings (JSON's escapes are TOML's), numbers, booleans, lists, inline tables.
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return json.dumps(value)
-
-
 def _case_id(mutant: Mutant, taken: set[str]) -> str:
     stem = re.sub(r"[^a-z0-9]+", "-", Path(mutant.path).stem.lower()).strip("-") or "module"
     base = f"mut-{PREFIX[mutant.category]}-{stem}-{mutant.line}"
@@ -307,48 +283,16 @@ def _write_corpus(
     files: Files,
     command: Sequence[str],
     kept: Sequence[_Tried],
-    agents: Mapping[str, Any],
+    agents: AgentTables,
 ) -> list[str]:
     """``out``: corpus.toml, the target tree, the agents' folders, one case per kept mutant."""
-    corpus_name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{name}-mutants").strip("-.") or "mutants"
+    corpus_name = corpus_name_of(f"{name}-mutants")
     for rel, data in files.items():
         path = out / "target" / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    lines = [
-        f"name = {_toml(corpus_name)}",
-        'cases = "cases"',
-        "",
-        "[[targets]]",
-        f"name = {_toml(corpus_name)}",
-        'path = "target"',
-        f"test_command = {_toml(list(command))}",
-        "",
-        "[pairing]",
-        f"baseline = {_toml(agents['pairing'][0])}",
-        f"candidate = {_toml(agents['pairing'][1])}",
-    ]
-    root: Path = agents["root"]
-    for agent in agents["agents"]:
-        folder = Path(agent.path)
-        rel = folder.relative_to(root).as_posix()
-        table = agent.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-        table = {"name": agent.name, "family": agent.family, "mode": "command", **table}
-        table["path"] = rel
-        requirements = (agent.environment.requirements if agent.environment else None) or ""
-        if requirements:  # inside the source corpus (its loader checked): copied beside
-            req = Path(requirements).relative_to(root)
-            table["environment"]["requirements"] = req.as_posix()
-            (out / req).parent.mkdir(parents=True, exist_ok=True)
-            (out / req).write_bytes((root / req).read_bytes())
-        lines += ["", "[[agents]]", *(f"{k} = {_toml(v)}" for k, v in table.items())]
-        for src in sorted(p for p in folder.rglob("*") if p.is_file()):
-            if "__pycache__" in src.parts:
-                continue
-            dest = out / rel / src.relative_to(folder)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(src.read_bytes())
-    (out / "corpus.toml").write_text("\n".join(lines) + "\n")
+    target = TargetTable(name=corpus_name, path="target", test_command=list(command))
+    write_corpus_toml(out, corpus_name, [target], agents)
     taken: set[str] = set()
     written = []
     for t in kept:
@@ -356,9 +300,9 @@ def _write_corpus(
         folder = out / "cases" / case_id
         folder.mkdir(parents=True)
         (folder / "case.toml").write_text(
-            f"id = {_toml(case_id)}\ntitle = {_toml(title_of(t))}\n"
-            f"hints = {_toml([t.mutant.path])}\n"
-            f"expected_category = {_toml(t.mutant.category.value)}\n"
+            f"id = {toml_value(case_id)}\ntitle = {toml_value(title_of(t))}\n"
+            f"hints = {toml_value([t.mutant.path])}\n"
+            f"expected_category = {toml_value(t.mutant.category.value)}\n"
             f"# {t.mutant.operator}; killed by {', '.join(t.failing[:3]) or 'the suite'}\n"
         )
         (folder / "bug.patch").write_text(t.mutant.patch)

@@ -12,7 +12,7 @@ from bughunt.models import BugCategory
 from cli import app
 from corpus import load_corpus
 from tasks.classify import classify_corpus
-from tasks.mutate import MutateSettings, Verdict, mutate_target
+from tasks.make_corpus import MutateSettings, Verdict, mutate_target
 from tasks.sandbox import apply_patch
 from tests.conftest import ROOT
 
