@@ -193,10 +193,20 @@ def corpus_layout(corpus: Corpus, repo_root: Path) -> CorpusLayout | None:
     if not corpus.root.is_relative_to(root) or not corpus.config.cases.is_relative_to(root):
         return None
     ids = {c.case_id for c in corpus.cases} | {r.case_id for r in corpus.rejected}
+    targets = tuple(
+        (
+            t.name,
+            t.path.relative_to(root).as_posix(),
+            frozenset(c.case_id for c in corpus.cases_of(t.name)),
+        )
+        for t in corpus.targets
+        if t.path.is_relative_to(root)
+    )
     return CorpusLayout(
         root=corpus.root.relative_to(root).as_posix(),
         cases=corpus.config.cases.relative_to(root).as_posix(),
         case_ids=frozenset(ids),
+        targets=targets,
     )
 
 

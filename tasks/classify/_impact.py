@@ -13,9 +13,10 @@ What each class calls for:
 - agent → every case, every stage;
 - judge → every case, every stage (the judge reads the reports the sandbox
   stage produces; re-scoring an earlier run's stored reports is not built);
-- corpus → inside one case's folder: that case only, every stage; anywhere
-  else in the evaluated corpus (its target tree, ``corpus.toml``): every case,
-  every stage; in another corpus: nothing;
+- corpus → inside one case's folder: that case only, every stage; inside one
+  target's tree: that target's cases, every stage; anywhere else in the
+  evaluated corpus (``corpus.toml``, a file outside any case or target):
+  every case, every stage; in another corpus: nothing;
 - pipeline (and unmatched) → every case, every stage;
 - docs → nothing.
 
@@ -72,7 +73,12 @@ RESCORE_STAGES: tuple[PipelineStage, ...] = ALL_STAGES
 DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {
     ImpactClass.AGENT: ("corpus/*/agents/**", "corpus/*/recorded/**"),
     ImpactClass.JUDGE: ("judging/**", "judges.toml"),
-    ImpactClass.CORPUS: ("corpus/*/cases/**", "corpus/*/target/**", "corpus/*/corpus.toml"),
+    ImpactClass.CORPUS: (
+        "corpus/*/cases/**",
+        "corpus/*/target/**",
+        "corpus/*/targets/**",
+        "corpus/*/corpus.toml",
+    ),
     ImpactClass.PIPELINE: (
         "cli/**",
         "flows/**",
@@ -214,6 +220,8 @@ class CorpusLayout:
     """Its cases folder, e.g. ``corpus/demo/cases``."""
     case_ids: frozenset[str]
     """Every case folder present now (loaded or rejected)."""
+    targets: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    """Each target: its name, its folder (e.g. ``corpus/demo/target``) and its loaded cases."""
 
 
 class PathImpact(BaseModel):
@@ -305,6 +313,9 @@ def _corpus_group(path: str, layout: CorpusLayout | None) -> tuple[str, str | No
     case_id = _case_of(path, layout)
     if case_id is not None:
         return ("case" if case_id in layout.case_ids else "removed-case"), case_id
+    for name, folder, _cases in layout.targets:
+        if path.startswith(folder.rstrip("/") + "/"):
+            return f"target:{name}", None
     if path.startswith(layout.root.rstrip("/") + "/"):
         return "corpus-wide", None
     return "elsewhere", None
@@ -389,6 +400,24 @@ def _case_reasons(changes: _Changes, layout: CorpusLayout | None) -> list[str]:
     return reasons
 
 
+def _target_cases(changes: _Changes, layout: CorpusLayout | None) -> set[str]:
+    """The cases of every target whose tree the PR changes."""
+    changed = {g.removeprefix("target:") for g in changes.groups if g.startswith("target:")}
+    if layout is None:
+        return set()
+    return {c for name, _folder, cases in layout.targets if name in changed for c in cases}
+
+
+def _target_reasons(changes: _Changes) -> list[str]:
+    """One reason per changed target tree."""
+    return [
+        f"target {group.removeprefix('target:')} changed ({_listing(paths)}): its cases, "
+        "every stage"
+        for group, paths in sorted(changes.groups.items())
+        if group.startswith("target:")
+    ]
+
+
 def _scope_and_stages(
     *, everything: bool, rescore: bool, cases: bool
 ) -> tuple[CaseScope, list[PipelineStage]]:
@@ -425,9 +454,11 @@ def plan_for_paths(
     changes = _sort_changes(unique, impact, layout)
     everything = _everything_reasons(changes.groups)
     rescore = _rescore_reasons(changes.groups)
-    reasons = everything + rescore + _case_reasons(changes, layout)
+    targeted = _target_cases(changes, layout)
+    reasons = everything + rescore + _case_reasons(changes, layout) + _target_reasons(changes)
+    listed = set(changes.cases) | targeted
     scope, stages = _scope_and_stages(
-        everything=bool(everything), rescore=bool(rescore), cases=bool(changes.cases)
+        everything=bool(everything), rescore=bool(rescore), cases=bool(listed)
     )
     docs = changes.groups.get("docs")
     if docs:
@@ -439,7 +470,7 @@ def plan_for_paths(
         reasons.append("no change affects this corpus: nothing to evaluate")
     return RunPlan(
         scope=scope,
-        case_ids=sorted(changes.cases) if scope is CaseScope.LISTED else [],
+        case_ids=sorted(listed) if scope is CaseScope.LISTED else [],
         stages=stages,
         reasons=reasons,
         paths=changes.impacts,

@@ -69,6 +69,33 @@ def test_target_tree_runs_every_case() -> None:
     assert "corpus-wide file changed" in plan.reasons[0]
 
 
+def test_a_target_tree_runs_that_target_s_cases_only() -> None:
+    """With several targets, a change inside one target's tree runs its cases, every stage;
+    a change to two targets runs both sets; ``corpus.toml`` still runs every case."""
+    layout = LAYOUT.__class__(
+        root=LAYOUT.root,
+        cases=LAYOUT.cases,
+        case_ids=LAYOUT.case_ids,
+        targets=(
+            ("ledger", "corpus/demo/target", frozenset({"cmp-a", "obo-b"})),
+            ("units", "corpus/demo/targets/units", frozenset({"ret-c"})),
+        ),
+    )
+
+    def plan(*paths: str) -> RunPlan:
+        return plan_for_paths(paths, impact=ImpactConfig(), layout=layout)
+
+    one = plan("corpus/demo/targets/units/units/convert.py")
+    assert (one.scope, one.case_ids, one.stages) == (CaseScope.LISTED, ["ret-c"], ALL)
+    assert one.reasons == [
+        "target units changed (corpus/demo/targets/units/units/convert.py): its cases, every stage"
+    ]
+    both = plan("corpus/demo/target/x.py", "corpus/demo/targets/units/y.py")
+    assert both.case_ids == ["cmp-a", "obo-b", "ret-c"] and both.scope is CaseScope.LISTED
+    wide = plan("corpus/demo/corpus.toml", "corpus/demo/targets/units/y.py")
+    assert wide.scope is CaseScope.ALL
+
+
 def test_agent_runs_everything() -> None:
     """An agent change runs every case, every stage."""
     plan = _plan("corpus/demo/agents/candidate/agent.py")
