@@ -281,8 +281,13 @@ def _command_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> d
 
 def _environment_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, Any]:
     """An agent environment's checks: its requirements file inside the corpus, made absolute."""
-    env = agent.environment
-    assert env is not None
+    assert agent.environment is not None
+    return _environment(agent.environment, root, at=at, file=file)
+
+
+def _environment(env: AgentEnvironment, root: Path, *, at: str, file: str) -> dict[str, Any]:
+    """An environment (an agent's or a target's) with its requirements file inside the corpus,
+    made absolute: ``{"environment": ...}``, or nothing to update without a file."""
     if env.requirements is None:
         return {}
     field = f"{at}.environment.requirements"
@@ -290,6 +295,17 @@ def _environment_fields(agent: AgentVersion, root: Path, *, at: str, file: str) 
         root, Path(env.requirements), file=file, field=field, kind="requirements file", folder=False
     )
     return {"environment": env.model_copy(update={"requirements": str(path)})}
+
+
+def _unique(seen: dict[str, int], name: str, i: int, *, what: str, at: str, file: str) -> None:
+    """``name`` (of the ``what`` at index ``i``) is not taken yet; then it is."""
+    if name in seen:
+        raise InputError(
+            f"duplicate {what} name {name!r} (also {what}s[{seen[name]}])",
+            file=file,
+            field=f"{at}.name",
+        )
+    seen[name] = i
 
 
 def _replay_fields(agent: AgentVersion, root: Path, *, at: str, file: str) -> dict[str, str]:
@@ -331,13 +347,7 @@ def _check_agents(config: CorpusConfig, root: Path, *, file: str) -> list[AgentV
     resolved: list[AgentVersion] = []
     for i, agent in enumerate(config.agents):
         at = f"agents[{i}]"
-        if agent.name in seen:
-            raise InputError(
-                f"duplicate agent name {agent.name!r} (also agents[{seen[agent.name]}])",
-                file=file,
-                field=f"{at}.name",
-            )
-        seen[agent.name] = i
+        _unique(seen, agent.name, i, what="agent", at=at, file=file)
         _check_env_names(agent, at=at, file=file)
         if agent.mode is AgentMode.COMMAND:
             update = _command_fields(agent, root, at=at, file=file)
@@ -403,27 +413,12 @@ def _check_targets(config: CorpusConfig, root: Path, *, file: str) -> list[Targe
     out = []
     for i, target in enumerate(targets):
         at = f"targets[{i}]" if config.targets else ""
-        if target.name in seen:
-            raise InputError(
-                f"duplicate target name {target.name!r} (also targets[{seen[target.name]}])",
-                file=file,
-                field=f"{at}.name",
-            )
-        seen[target.name] = i
+        _unique(seen, target.name, i, what="target", at=at, file=file)
         field = fields.get("path") or f"{at}.path"
         path = _inside(root, target.path, file=file, field=field, kind="target folder")
         update: dict[str, Any] = {"path": path}
-        env = target.environment
-        if env is not None and env.requirements is not None:
-            req = _inside(
-                root,
-                Path(env.requirements),
-                file=file,
-                field=f"{at}.environment.requirements",
-                kind="requirements file",
-                folder=False,
-            )
-            update["environment"] = env.model_copy(update={"requirements": str(req)})
+        if target.environment is not None:
+            update.update(_environment(target.environment, root, at=at, file=file))
         out.append(target.model_copy(update=update))
     return out
 

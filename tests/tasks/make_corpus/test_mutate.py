@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from bughunt.models import BugCategory
 from cli import app
@@ -59,6 +59,18 @@ def test_the_demo_target_gives_forty_cases_in_all_seven_categories(
     assert {a.name for a in corpus.config.agents} >= {"baseline", "candidate"}
 
 
+def _mutate(target: Path, out: Path, *extra: str) -> Result:
+    """``bughunt corpus mutate`` on ``target`` into ``out``, the demo's agents, pytest's suite."""
+    return CliRunner().invoke(
+        app,
+        [
+            *("corpus", "mutate", "--target", str(target), "--out", str(out)),
+            *("--test-command", "python3 -m pytest -q -p no:cacheprovider tests"),
+            *("--agents-from", str(DEMO), *extra),
+        ],
+    )
+
+
 def test_the_command_refuses_a_target_whose_suite_fails_before_anything_is_written(
     sandbox_image: str, tmp_path: Path
 ) -> None:
@@ -68,21 +80,7 @@ def test_the_command_refuses_a_target_whose_suite_fails_before_anything_is_writt
     (target / "tests" / "test_x.py").write_text("def test_x():\n    assert False\n")
     (target / "mod.py").write_text("def f(a, b):\n    return a < b\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        app,
-        [
-            "corpus",
-            "mutate",
-            "--target",
-            str(target),
-            "--out",
-            str(out),
-            "--test-command",
-            "python3 -m pytest -q -p no:cacheprovider tests",
-            "--agents-from",
-            str(DEMO),
-        ],
-    )
+    result = _mutate(target, out)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and str(target) in lines[0] and "clean tree" in lines[0]
@@ -105,26 +103,7 @@ def test_the_command_writes_a_small_corpus_and_a_json_summary(
     )
     (target / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        app,
-        [
-            "corpus",
-            "mutate",
-            "--target",
-            str(target),
-            "--out",
-            str(out),
-            "--json",
-            "--test-command",
-            "python3 -m pytest -q -p no:cacheprovider tests",
-            "--max-cases",
-            "2",
-            "--category",
-            "comparison_operator",
-            "--agents-from",
-            str(DEMO),
-        ],
-    )
+    result = _mutate(target, out, "--json", "--max-cases", "2", "--category", "comparison_operator")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["kept"] == 2 and summary["per_category"] == {"comparison_operator": 2}
