@@ -72,15 +72,19 @@ def build(
         console.print(
             f"{result.tag} {what} (image {result.image_id})", markup=False, soft_wrap=True
         )
-        envs = ensure_corpus_images(loaded, base=result.tag).builds if loaded is not None else {}
+        images = ensure_corpus_images(loaded, base=result.tag) if loaded is not None else None
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
+    envs = images.builds if images is not None else {}
+    failed = images.failed if images is not None else {}
     for name, env in envs.items():
         what = f"built in {env.seconds:.1f} s" if env.built else "reused (already present)"
         # names: an agent, ``target:<name>``, or ``<agent>@<target>`` (an agent on a target)
         whose = name.replace(":", " ", 1) if name.startswith("target:") else f"agent {name}"
         console.print(f"{env.tag} {what} for {whose}", markup=False, soft_wrap=True)
+    for name, reason in failed.items():
+        err_console.print(f"target {name}: not built: {reason}", markup=False, soft_wrap=True)
     tunnelling = [
         a.name for a in (loaded.config.agents if loaded else []) if a.network and a.network.allow
     ]
@@ -89,6 +93,8 @@ def build(
 
         tag = gateway_image(connect(), base=result.tag, agent=tunnelling[0])
         console.print(f"{tag} gateway image for {', '.join(tunnelling)}", markup=False)
+    if failed:  # the other images are built; a run would leave these targets' cases unscored
+        raise typer.Exit(1)
 
 
 @sandbox_app.command("verify")

@@ -200,7 +200,9 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
         agent_secrets(agent, corpus=corpus)
         model_key(agent, corpus=corpus)
     # Each environment's recipe (package names, a hashed requirements file): no engine, no network.
-    corpus_images(corpus, [baseline, candidate])
+    # A bad agent environment stops the run; a bad target's costs its cases (the sandbox stage
+    # reports them unscored with the reason).
+    corpus_images(corpus, [baseline, candidate], target_errors={})
     judges = _judges(params)
     gate = load_gate_thresholds()
     hash_cache = str(store.path.parent / CACHE_FILE)

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -226,7 +226,11 @@ def agent_on_target(agent: str, target: str) -> str:
 
 
 def corpus_images(
-    corpus: Corpus, agents: Sequence[AgentVersion] | None = None, *, base: str | None = None
+    corpus: Corpus,
+    agents: Sequence[AgentVersion] | None = None,
+    *,
+    base: str | None = None,
+    target_errors: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Every environment image a run on ``corpus`` needs, by name → tag.
 
@@ -235,6 +239,11 @@ def corpus_images(
     runs FROM the target's image (the target's packages are what its tests
     need): ``<agent>@<target>``, its own environment on top when it has one.
     No engine, no network; every environment is checked (:func:`environment_recipe`).
+
+    Bad input in an agent's environment raises :class:`InputError`. So does a
+    target's, unless ``target_errors`` is given: then the target's one-line
+    error is put there under its name, and its images are left out (a run
+    loses that target's cases only).
     """
     tags: dict[str, str] = {}
     for agent, where in _environments(corpus, agents):
@@ -246,14 +255,27 @@ def corpus_images(
         tags[agent.name] = recipe.tag
     for target, where in _target_environments(corpus):
         assert target.environment is not None
-        with _naming(target.name, "target"):
-            recipe, _path = environment_recipe(
-                target.environment, corpus_root=corpus.root, base=base, where=where
-            )
+        try:
+            with _naming(target.name, "target"):
+                recipe, _path = environment_recipe(
+                    target.environment, corpus_root=corpus.root, base=base, where=where
+                )
+        except InputError as exc:
+            if target_errors is None:
+                raise
+            target_errors[target.name] = _located(corpus, exc)
+            continue
         tags[target_label(target.name)] = recipe.tag
         for agent, on in _agents_on(corpus, agents, target, recipe.tag):
             tags[agent_on_target(agent.name, target.name)] = on
     return tags
+
+
+def _located(corpus: Corpus, exc: InputError) -> str:
+    """``exc`` on one line, in ``corpus.toml`` when it names no other file."""
+    if exc.file is None:
+        exc = InputError(exc.message, file=str(corpus.config_file), line=exc.line, field=exc.field)
+    return exc.describe().splitlines()[0]
 
 
 def _agents_on(
@@ -282,6 +304,9 @@ class RunImages:
 
     builds: dict[str, EnvironmentBuild]
     """Every environment image by its name in :func:`corpus_images` (built or reused)."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Targets whose environment could not be built, each with its one-line reason: their
+    cases do not run."""
 
     def target(self, name: str) -> EnvironmentBuild | None:
         """The image a target's suite and reproduction tests run in; None: the base."""
@@ -308,24 +333,37 @@ def ensure_corpus_images(
     (:func:`ensure_environment`): targets first, then agents (some are FROM a target's).
 
     Every environment is checked before the first is built, so bad input in
-    any of them stops everything before a container exists.
+    an agent's stops everything before a container exists. A target whose
+    environment is bad or fails to build costs only that target: it is in
+    :attr:`RunImages.failed` with its one-line reason, and the others build.
     """
-    corpus_images(corpus, agents, base=base)
+    failed: dict[str, str] = {}
+    corpus_images(corpus, agents, base=base, target_errors=failed)
     client = client if client is not None else connect()
     base = base or ensure_image(client).tag
     builds: dict[str, EnvironmentBuild] = {}
     for target, where in _target_environments(corpus):
         assert target.environment is not None
-        built = ensure_environment(
-            target.environment,
-            corpus_root=corpus.root,
-            client=client,
-            base=base,
-            agent=target.name,
-            kind="target",
-            where=where,
-            progress=progress,
-        )
+        if target.name in failed:
+            continue
+        try:
+            built = ensure_environment(
+                target.environment,
+                corpus_root=corpus.root,
+                client=client,
+                base=base,
+                agent=target.name,
+                kind="target",
+                where=where,
+                progress=progress,
+            )
+        except InputError as exc:
+            failed[target.name] = _located(corpus, exc)
+            continue
+        except SandboxImageError as exc:
+            log.warning("target %s: environment build failed: %s", target.name, exc)
+            failed[target.name] = f"{corpus.config_file}: {str(exc).splitlines()[0]}"
+            continue
         builds[target_label(target.name)] = built
         for agent, _tag in _agents_on(corpus, agents, target, built.tag):
             env = agent.environment
@@ -352,7 +390,7 @@ def ensure_corpus_images(
             where=where,
             progress=progress,
         )
-    return RunImages(builds)
+    return RunImages(builds, failed)
 
 
 @contextmanager

@@ -512,6 +512,17 @@ def _contract(
     return [c for c in new if c.case_hash], broken
 
 
+def _unbuilt_targets(corpus: Corpus, case_ids: Sequence[str], images: RunImages) -> dict[str, str]:
+    """The reason per case whose target's environment could not be built."""
+    wanted = set(case_ids)
+    return {
+        case.case_id: f"the environment of target {name} could not be built: {reason}"
+        for name, reason in images.failed.items()
+        for case in corpus.cases_of(name)
+        if case.case_id in wanted
+    }
+
+
 def _stage_env(run_id: str, settings: SandboxSettings) -> tuple[Any, str, str, list[str]]:
     """Engine client, image tag and id (built if missing), and what the sweep removed."""
     client = connect()
@@ -648,11 +659,22 @@ def run_sandbox(
     secrets = {a.name: agent_secrets(a, corpus=corpus) for a in agents}
     model_keys = {a.name: model_key(a, corpus=corpus) for a in agents}
     client, image, image_id, swept = _stage_env(run_id, settings)
-    # Built before any container starts: a bad environment stops the stage here.
+    # Built before any container starts: a bad agent environment stops the stage here; a
+    # target's costs that target's cases.
     images = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
+    unbuilt = _unbuilt_targets(corpus, case_ids, images)
     checks, broken = _contract(
-        corpus, case_ids, case_hashes, settings, client, image, run_id, known_checks or {}, images
+        corpus,
+        [c for c in case_ids if c not in unbuilt],
+        case_hashes,
+        settings,
+        client,
+        image,
+        run_id,
+        known_checks or {},
+        images,
     )
+    broken |= unbuilt
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
     failed += [
         PairResult.failed(
@@ -752,15 +774,30 @@ def verify_agent(
 def check_corpus(
     corpus: Corpus, case_hashes: Mapping[str, str], *, run_id: str, settings: SandboxSettings
 ) -> list[ContractCheck]:
-    """The corpus contract of every loaded case, checked now (``bughunt corpus check``)."""
+    """The corpus contract of every loaded case, checked now (``bughunt corpus check``), each
+    target's in its own image; a case whose target's environment cannot be built is broken."""
     client, image, _image_id, _swept = _stage_env(run_id, settings)
+    images = ensure_corpus_images(corpus, [], client=client, base=image, progress=announce)
+    unbuilt = _unbuilt_targets(corpus, [c.case_id for c in corpus.cases], images)
     workers = settings.workers or os.cpu_count() or 1
-    with Executor(run_id=run_id, image=image, client=client) as executor:
-        return check_contract(
+    with contextlib.ExitStack() as stack:
+        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
+        checks = check_contract(
             corpus,
-            [c.case_id for c in corpus.cases],
+            [c.case_id for c in corpus.cases if c.case_id not in unbuilt],
             case_hashes,
-            executor=executor,
+            executor={name: runner for name, (runner, _id) in executors.items()},
             timeout_s=settings.suite_timeout_s,
             workers=workers,
         )
+    checks += [
+        ContractCheck(
+            case_hash=case_hashes.get(case_id, ""),
+            case_id=case_id,
+            corpus=corpus.name,
+            status=ContractStatus.BROKEN,
+            reason=reason,
+        )
+        for case_id, reason in unbuilt.items()
+    ]
+    return sorted(checks, key=lambda c: c.case_id)

@@ -37,9 +37,9 @@ def sides(pair: LabelledPair) -> set[str]:
 
 
 def test_size_balance_and_notes() -> None:
-    """24 pairs; the better report first in half the decided ones; every label says why."""
-    assert len(LABELS.pairs) == 24
-    assert LABELS.counts() == {"first": 10, "second": 10, "tie": 4}
+    """29 pairs; the better report first in about half the decided ones; every label says why."""
+    assert len(LABELS.pairs) == 29
+    assert LABELS.counts() == {"first": 13, "second": 12, "tie": 4}
     assert all(p.note for p in LABELS.pairs)
 
 
@@ -76,8 +76,8 @@ def test_derived_pairs_are_a_report_and_its_variant(pair: LabelledPair) -> None:
 
 
 def test_every_parseable_case_has_its_pair() -> None:
-    """All 17 cases with two parseable reports are labelled (cond-closed-account's candidate is not JSON)."""
+    """All 22 cases with two parseable reports are labelled (cond-closed-account's candidate is not JSON)."""
     cases = {c for _agent, c in REPORTS}
     both = {c for c in cases if len({a for a, c2 in REPORTS if c2 == c}) == 2}
     assert {p.id.removeprefix("demo-") for p in LABELS.pairs if p.id.startswith("demo-")} == both
-    assert len(both) == 17 and "cond-closed-account" not in both
+    assert len(both) == 22 and "cond-closed-account" not in both

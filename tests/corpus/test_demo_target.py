@@ -13,9 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from corpus import load_corpus
+
 DEMO = Path(__file__).resolve().parents[2] / "corpus" / "demo"
-TARGET = DEMO / "target"
+LOADED = load_corpus(DEMO)
+TARGETS = {t.name: t.path for t in LOADED.targets}
+"""Target name -> its tree."""
+TARGET_OF = {c.case_id: LOADED.target_of(c).name for c in LOADED.cases}
+"""Case id -> its target's name."""
 CASES = sorted(p.name for p in (DEMO / "cases").iterdir() if p.is_dir())
+PACKAGES = {"ledgerlite": "ledgerlite", "rankings": "rankings"}
+"""The package each target's examples live in."""
+MIN_EXAMPLES = {"ledgerlite": 150, "rankings": 30}
 CATEGORIES = {
     "comparison_operator",
     "off_by_one",
@@ -46,10 +55,10 @@ BASELINE_MISSES = {"obo-paginate-offset", "obo-top-expenses"}
 RUN_EXAMPLES = """
 import doctest, importlib, pkgutil, sys
 sys.path.insert(0, ".")
-import ledgerlite
-failed = attempted = 0
-for info in sorted(pkgutil.iter_modules(ledgerlite.__path__), key=lambda i: i.name):
-    result = doctest.testmod(importlib.import_module("ledgerlite." + info.name))
+package = importlib.import_module(sys.argv[1])
+failed, attempted = doctest.testmod(package)
+for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+    result = doctest.testmod(importlib.import_module(sys.argv[1] + "." + info.name))
     failed, attempted = failed + result.failed, attempted + result.attempted
 print(failed, attempted)
 """
@@ -64,10 +73,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _tree(tmp_path: Path, name: str, case: str | None = None) -> Path:
-    """Copy the target tree to tmp_path/name and apply the case's bug.patch if given."""
+def _tree(tmp_path: Path, name: str, case: str | None = None, target: str = "") -> Path:
+    """Copy a target's tree (the case's, else ``target``) to tmp_path/name, the case's bug applied."""
     tree = tmp_path / name
-    shutil.copytree(TARGET, tree, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(TARGETS[TARGET_OF[case] if case else target], tree, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     if case is not None:
         patch = str(DEMO / "cases" / case / "bug.patch")
         for extra in (["--dry-run"], []):
@@ -103,7 +112,11 @@ def _run_repro(tree: Path, source: str) -> subprocess.CompletedProcess[str]:
 def test_corpus_layout() -> None:
     """corpus.toml, every case.toml and both recorded sets follow the documented format."""
     corpus = tomllib.loads((DEMO / "corpus.toml").read_text(encoding="utf-8"))
-    assert corpus["name"] == "demo" and (DEMO / corpus["target"]).is_dir()
+    assert corpus["name"] == "demo" and not LOADED.rejected
+    assert [t["name"] for t in corpus["targets"]] == ["ledgerlite", "rankings"]
+    assert all((DEMO / t["path"]).is_dir() for t in corpus["targets"])
+    # the second target needs a package from PyPI, pinned with its hash
+    assert "--hash=sha256:" in (DEMO / corpus["targets"][1]["environment"]["requirements"]).read_text()
     names = {agent["name"] for agent in corpus["agents"]}
     assert {corpus["pairing"]["baseline"], corpus["pairing"]["candidate"]} <= names
     for agent in corpus["agents"]:
@@ -118,22 +131,26 @@ def test_corpus_layout() -> None:
         assert meta["id"] == case and meta["title"]
         assert all(isinstance(hint, str) for hint in meta.get("hints", []))
         assert meta["expected_category"] in CATEGORIES
+        assert meta["target"] in TARGETS
         categories.add(meta["expected_category"])
     assert len(categories) >= 6
+    assert sum(target == "rankings" for target in TARGET_OF.values()) >= 4
 
 
-def test_clean_target_suite_passes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_clean_target_suite_passes(tmp_path: Path, target: str) -> None:
     """The target's own suite passes on the clean tree."""
-    proc = _pytest(_tree(tmp_path, "clean"), "tests")
+    proc = _pytest(_tree(tmp_path, "clean", target=target), "tests")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert " passed" in proc.stdout
 
 
-def test_documented_examples_hold_on_clean_target(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_documented_examples_hold_on_clean_target(tmp_path: Path, target: str) -> None:
     """Every docstring example of the package (what the scripted agents hunt with) holds."""
     proc = subprocess.run(
-        [sys.executable, "-c", RUN_EXAMPLES],
-        cwd=_tree(tmp_path, "clean"),
+        [sys.executable, "-c", RUN_EXAMPLES, PACKAGES[target]],
+        cwd=_tree(tmp_path, "clean", target=target),
         capture_output=True,
         text=True,
         timeout=RUN_TIMEOUT,
@@ -142,7 +159,7 @@ def test_documented_examples_hold_on_clean_target(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     failed, attempted = map(int, proc.stdout.split()[-2:])
     assert failed == 0, proc.stdout[-3000:]
-    assert attempted >= 150
+    assert attempted >= MIN_EXAMPLES[target]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -163,7 +180,7 @@ def test_recorded_baseline_report_reproduces(tmp_path: Path, case: str) -> None:
         assert isinstance(report[field], kind), field
     assert report["case_id"] == case and report["agent_version"] == "baseline"
     buggy = _run_repro(_tree(tmp_path, "buggy", case), report["repro_test"])
-    clean = _run_repro(_tree(tmp_path, "clean"), report["repro_test"])
+    clean = _run_repro(_tree(tmp_path, "clean", target=TARGET_OF[case]), report["repro_test"])
     assert buggy.returncode != 0, f"{case}: repro passes on the buggy tree\n{buggy.stdout[-2000:]}"
     if case in BASELINE_MISSES:
         assert clean.returncode != 0, f"{case}: documented miss now reproduces; update docs"
