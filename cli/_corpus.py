@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from bughunt.models import BugCategory
-from cli._common import JsonOpt, console, fail, guarded, print_json, print_rows
+from cli._common import JsonOpt, console, err_console, fail, guarded, print_json, print_rows
 from corpus import load_corpus
 from tasks.classify import ClassifyResult, changed_paths, classify_corpus
 
@@ -141,6 +141,14 @@ def mutate(
         _say(f"tried {summary.tried} of {summary.proposed} mutants: {counts}")
         per = ", ".join(f"{c} {n}" for c, n in sorted(summary.per_category.items()))
         _say(f"kept {summary.kept} case(s) in {summary.out}: {per}")
+    if summary.kept == 0:  # on stderr, so a --json consumer sees it too
+        why = (
+            f"its suite ({test_command}) fails on none of the {summary.tried} mutant(s) tried: "
+            "do its tests exercise the code?"
+            if summary.tried
+            else "no mutant could be proposed (no Python source the operators apply to)"
+        )
+        err_console.print(f"{target}: no case written: {why}", markup=False, soft_wrap=True)
     if summary.kept < max_cases:
         raise typer.Exit(1)
 

@@ -108,3 +108,24 @@ def test_the_command_writes_a_small_corpus_and_a_json_summary(
     summary = json.loads(result.stdout)
     assert summary["kept"] == 2 and summary["per_category"] == {"comparison_operator": 2}
     assert sorted(p.name for p in (out / "cases").iterdir()) == sorted(summary["cases"])
+
+
+def test_a_suite_that_kills_no_mutant_writes_no_case_and_says_why(
+    sandbox_image: str, tmp_path: Path
+) -> None:
+    """Tests that never touch the code: every mutant is equivalent, exit 1, one stderr line
+    naming the target and its test command."""
+    target = tmp_path / "target"
+    (target / "tests").mkdir(parents=True)
+    (target / "mod.py").write_text("def less(a, b):\n    return a < b\n")
+    (target / "tests" / "test_mod.py").write_text("def test_nothing():\n    assert True\n")
+    (target / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+    out = tmp_path / "out"
+    result = _mutate(target, out, "--json", "--max-cases", "2")
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout)
+    assert summary["kept"] == 0 and summary["tried"] >= 1
+    assert summary["verdicts"]["equivalent"] == summary["tried"]
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith(f"{target}: no case written: its suite (")
+    assert f"fails on none of the {summary['tried']} mutant(s) tried" in lines[-1]

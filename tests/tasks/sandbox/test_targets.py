@@ -16,7 +16,7 @@ import pytest
 
 from bughunt.models import ReproOutcome
 from corpus import load_corpus
-from tasks.sandbox import SandboxSettings, run_sandbox
+from tasks.sandbox import SandboxSettings, check_corpus, run_sandbox
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.tasks.sandbox.test_environments import SIX
 
@@ -57,11 +57,6 @@ cp "agent/$case.json" "$BUGHUNT_REPORT"
 """
 TARGETS = """
 [[targets]]
-name = "ledgerlite"
-path = "target"
-test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
-
-[[targets]]
 name = "sixy"
 path = "targets/sixy"
 test_command = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
@@ -83,10 +78,8 @@ path = "agents/sixer"
 
 
 def _two_target_corpus(root: Path) -> Path:
-    dest = mini_corpus(root, [DEMO_CASE])
-    lines = (dest / "corpus.toml").read_text().splitlines(keepends=True)
-    inline = ("target =", "test_command =", "test_timeout_s =")
-    text = "".join(line for line in lines if not line.startswith(inline)) + TARGETS
+    dest = mini_corpus(root, [DEMO_CASE])  # the demo's two targets; a third, sixy, added
+    text = (dest / "corpus.toml").read_text() + TARGETS
     (dest / "corpus.toml").write_text(
         text.replace('[pairing]\nbaseline = "baseline"', '[pairing]\nbaseline = "both"', 1)
     )
@@ -104,9 +97,6 @@ def _two_target_corpus(root: Path) -> Path:
         f'id = "{SIX_CASE}"\ntitle = "double triples"\nhints = ["sixy/conv.py"]\ntarget = "sixy"\n'
     )
     (case / "bug.patch").write_text(PATCH)
-    (dest / "cases" / DEMO_CASE / "case.toml").write_text(
-        (dest / "cases" / DEMO_CASE / "case.toml").read_text() + 'target = "ledgerlite"\n'
-    )
     demo_report = json.loads((DEMO / "recorded" / "baseline" / f"{DEMO_CASE}.json").read_text())
     six_report = {**demo_report, "case_id": SIX_CASE, "title": "double triples"}
     six_report["repro_test"] = REPRO
@@ -142,3 +132,45 @@ def test_each_case_runs_on_its_own_target_in_its_own_image(
     demo_images = {o.image_id for o in by[DEMO_CASE, "both"].observations}
     assert demo_images == {result.image_id}
     assert len(six_images) == 1 and six_images != demo_images
+
+
+def test_a_target_whose_environment_cannot_be_built_costs_only_its_cases(
+    sandbox_image: str, tmp_path: Path, run_id: str
+) -> None:
+    """The six target asks for a project no index has: its case is an error for each agent,
+    with one line naming corpus.toml's field, the requirements file and the target; the other
+    target's case still runs and reproduces. ``corpus check`` says the same per case."""
+    root = _two_target_corpus(tmp_path / "repo")
+    missing = f"no-such-project-{run_id[-6:]}"
+    requirements = root / "targets" / "sixy" / "requirements.txt"
+    requirements.write_text(f"{missing}==1.0 --hash=sha256:{'0' * 64}\n")
+    corpus = load_corpus(root)
+    agents = [a for a in corpus.config.agents if a.name in ("both", "sixer")]
+    settings = SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True)
+    result = run_sandbox(
+        corpus,
+        case_ids=[DEMO_CASE, SIX_CASE],
+        agents=agents,
+        case_hashes={},
+        run_id=run_id,
+        settings=settings,
+    )
+    by = {(p.case_id, p.agent_version): p for p in result.pairs}
+    assert by[DEMO_CASE, "both"].outcome is ReproOutcome.REPRODUCED
+    for agent in ("both", "sixer"):
+        pair = by[SIX_CASE, agent]
+        assert pair.outcome is ReproOutcome.ERROR and pair.observations == []
+        reason = pair.reason or ""
+        assert "\n" not in reason and reason.startswith(
+            "the environment of target sixy could not be built: "
+        )
+        assert str(requirements) in reason and "targets[2].environment.requirements" in reason
+        assert f"no wheel of {missing}==1.0" in reason
+    assert SIX_CASE not in {c.case_id for c in result.checks}  # no check is kept for it
+    checks = {
+        c.case_id: c
+        for c in check_corpus(corpus, {}, run_id=run_id, settings=SandboxSettings(workers=2))
+    }
+    assert checks[DEMO_CASE].status.value == "ok"
+    assert checks[SIX_CASE].status.value == "broken"
+    assert "target sixy could not be built" in (checks[SIX_CASE].reason or "")
