@@ -45,6 +45,12 @@ BENCHMARKS: list[tuple[str, str, str]] = [
         "0 requests / 0 classified / 0 hashed unchanged; only the changed case redone",
     ),
     (
+        "benchmarks.classifier_agreement",
+        "bug-category classifier vs hand labels of 53 real bug fixes, and vs the mutation "
+        "proposer's intended categories on the demo target",
+        "≥ 90% real bugs, ≥ 95% mutants",
+    ),
+    (
         "benchmarks.ledger_scale",
         "flakes trend and win-rate history views over 10 M observations vs the same "
         "aggregates hand-written over the raw tables",
@@ -58,6 +64,7 @@ QUICK: dict[str, list[str]] = {
     "benchmarks.nightly_overhead": ["--cases", "2", "--probe-pairs", "2"],
     "benchmarks.incremental_rerun": ["--cases", "2", "--probe-pairs", "2"],
     "benchmarks.ledger_scale": ["--observations", "8000", "--nights", "4", "--rounds", "1"],
+    "benchmarks.classifier_agreement": [],
 }
 """Arguments that make each benchmark tiny (seconds). ``sandbox_throughput`` has no tiny
 size (it runs the whole demo corpus, hanging test included), so it is not in here."""

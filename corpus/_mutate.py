@@ -9,21 +9,27 @@ built from the edited line range with three lines of context. Never mutated:
 docstrings (any string statement), type annotations, ``__all__``, the body and
 test of ``if __name__ == "__main__"``, anything inside an f-string, test files.
 
-The category of each operator is the one ``tasks.classify`` gives its patch
-(its rules, in ``tasks/classify/_rules.py``, read the changed lines; this
-module may not import them, by the layering). Where the classifier reads a
-line by its head (``raise``, ``return``, ``self.x = ``), the operator either
-skips that context or takes the classifier's label (an arithmetic change on
-``self.total = a + b`` is a ``state_mutation``); ``and`` ↔ ``or`` is a
-``comparison_operator`` by the classifier's rule 2. A caller that may import
-the classifier passes it as ``classify=`` to relabel every mutant by it.
+The category of each operator is what a careful reader calls the edit under
+the category definitions of ``tasks/classify/_rules.py`` (this module may not
+import the classifier, by the layering, and does not copy its verdicts):
+a dropped ``if`` guard or ``and``/``or`` clause is ``condition_removed``, a
+returned constant, literal or conditional branch changed is
+``return_value`` (``yield`` hands back a value as ``return`` does), a
+dropped update or copy is ``state_mutation``. The scheme's own conventions
+hold: ``and`` ↔ ``or`` is a ``comparison_operator``, and an arithmetic
+change on a line that stores into an attribute or item (``self.total = a +
+b``) is a ``state_mutation``; operators skip lines that raise, catch or
+scope an exception, where any edit is ``exception_handling``. A caller that may import the classifier
+passes it as ``classify=`` to relabel every mutant by it.
 
 On the demo target (``corpus/demo/target``, ``tests/`` held out) the proposer
 gives 685 mutants: comparison_operator 94, off_by_one 44, condition_removed
-79, exception_handling 145, return_value 104, state_mutation 64, other 155.
-Before the last relabelling rule (a conditional return cut to one branch
-keeps the same names: ``other`` to the classifier) it agreed on 685 of 686;
-now it agrees on all (``tests/corpus_loader/test_mutate.py`` checks this).
+79, exception_handling 145, return_value 105, state_mutation 64, other 154.
+The classifier agrees on all 685 (``tests/tasks/classify/test_agreement.py``,
+``benchmarks/classifier_agreement.py``). Cutting a conditional return to
+one branch is ``return_value`` even when the branch keeps every name
+(``return -2 if r == -1 else r`` → ``return r``); it used to be labelled
+``other`` only because the classifier read it so.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ class Mutant(BaseModel):
     line: int
     """First changed line of the clean file (1-based)."""
     category: BugCategory
-    """The bug category, as ``tasks.classify`` labels the patch."""
+    """The bug category the operator intends (see the module docstring), or ``classify=``'s label."""
     operator: str
     """Short name of the mutation, e.g. ``"<= -> <"``."""
     description: str
@@ -468,10 +474,10 @@ class _Walker:
                         self.expr(d, stmt)
 
     def other_category(self, offset: int, stmt: ast.stmt) -> BugCategory | None:
-        """What the classifier calls a same-names edit at ``offset``: None where it is an exception one."""
+        """The category of a same-names edit at ``offset``: None on a line about an exception."""
         line = bisect.bisect_right(self.src.starts, offset)
         if _EXC_HEAD.match(self.src.line(line)):
-            return None  # messages of raised errors, and the classifier calls it exception_handling
+            return None  # a raised error's message: any edit there is exception_handling
         if line == stmt.lineno and _outside_frame(self.src, stmt):
             return C.STATE_MUTATION
         return C.OTHER
@@ -610,10 +616,8 @@ def _return_ops(w: _Walker, node: ast.Return) -> None:
     elif isinstance(value, ast.IfExp):
         for branch, label in ((value.body, "if"), (value.orelse, "else")):
             what = f"returned the `{label}` branch of a conditional always"
-            # The classifier's return rule wants other names; else it is a detail (``other``).
-            cat = C.RETURN_VALUE if _names(branch) != _names(value) else C.OTHER
             text = src.text(*src.grouped(branch))
-            w.add(span, text, cat, f"x if c else y -> {label} branch", what)
+            w.add(span, text, C.RETURN_VALUE, f"x if c else y -> {label} branch", what)
 
 
 def _state_ops(w: _Walker, stmt: ast.stmt, *, sole: bool) -> None:
@@ -640,19 +644,19 @@ def _state_ops(w: _Walker, stmt: ast.stmt, *, sole: bool) -> None:
             w.add(span, text, C.STATE_MUTATION, f"drop .{func.attr}()", what)
 
 
-def _names(node: ast.AST) -> set[str]:
-    """Identifiers of an expression as the classifier's tokens see them (``True``/``None`` too)."""
-    names: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            names.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            names.add(n.attr)
-        elif isinstance(n, ast.keyword) and n.arg is not None:
-            names.add(n.arg)
-        elif isinstance(n, ast.Constant) and (n.value is None or isinstance(n.value, bool)):
-            names.add(str(n.value))
-    return names
+def _is_literal(node: ast.expr) -> bool:
+    """A constant or a display of constants (``("", False, None, 0)``, ``[[]]``, ``-1``)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return all(_is_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_literal(k) for k in node.keys) and all(
+            _is_literal(v) for v in node.values
+        )
+    return False
 
 
 def _first_target(stmt: ast.Assign | ast.AugAssign | ast.AnnAssign) -> ast.expr:
@@ -764,7 +768,16 @@ def _string_ops(w: _Walker, node: ast.Constant, stmt: ast.stmt) -> None:
     if node.lineno != node.end_lineno or quote is None or not _single_string_token(text):
         return
     start = src.span(node)[0]
-    returned = isinstance(stmt, ast.Return) and stmt.value is node and stmt.lineno == node.lineno
+    value = stmt.value if isinstance(stmt, ast.Return | ast.Expr) else None
+    if isinstance(stmt, ast.Expr) and isinstance(value, ast.Yield):
+        value = value.value  # ``yield x`` hands back ``x``, as ``return x`` does
+    elif isinstance(stmt, ast.Expr):
+        value = None
+    returned = (
+        value is not None
+        and stmt.lineno == node.lineno
+        and (value is node or (_is_literal(value) and stmt.lineno == stmt.end_lineno))
+    )
     category = C.RETURN_VALUE if returned else w.other_category(start, stmt)
     if category is not None:
         q = quote.group(1)

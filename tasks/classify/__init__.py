@@ -8,12 +8,15 @@
   (none at all), shared with the sandbox (``tasks/classify/_target.py``).
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
 - :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
+- :func:`confusion` — how far two labellings agree (:class:`Confusion`, with ``.markdown()``),
+  the one measure of the classifier against hand labels and the mutation proposer's.
 
 How a patch becomes changes is documented in ``tasks/classify/_changes.py``,
 the category rules and their priority order in ``tasks/classify/_rules.py``,
 the impact rules and default globs in ``tasks/classify/_impact.py``.
 """
 
+from tasks.classify._agreement import Confusion, confusion
 from tasks.classify._batch import (
     CaseClassification,
     ClassifyResult,
@@ -56,6 +59,7 @@ __all__ = [
     "ClassifyInputs",
     "ClassifyResult",
     "ClassifySettings",
+    "Confusion",
     "CorpusLayout",
     "Evidence",
     "FileSummary",
@@ -71,6 +75,7 @@ __all__ = [
     "classify_corpus",
     "classify_incremental",
     "classify_key",
+    "confusion",
     "git_apply_argv",
     "git_apply_env",
     "load_impact_config",

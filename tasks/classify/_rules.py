@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import BugCategory
 from tasks.classify._changes import (
-    NUMBER,
     Change,
     after_braces,
     extract_changes,
@@ -38,20 +37,31 @@ from tasks.classify._changes import (
     token_diff,
 )
 from tasks.classify._diff import ParsedPatch
+from tasks.classify._shapes import (
+    ASSIGN_OPS,
+    CLOSERS,
+    OPENERS,
+    assignment,
+    is_branch,
+    is_literal,
+    is_term,
+    operands_swapped,
+    removals,
+    top_level,
+)
 
 # --- rules -------------------------------------------------------------------
 
 _GUARDS = {"if", "elif", "assert", "unless"}
+_LOOPS = {"while"}
 _BOOL_OPS = {"and", "or", "&&", "||"}
+_QUANTIFIERS = {"any", "all"}
 _CMP_OPS = {"<", "<=", ">", ">=", "==", "!=", "===", "!==", "is", "is not", "in", "not in"}
 _EXC_HEADS = {"try", "except", "finally", "raise", "catch", "throw", "rescue", "ensure"}
 _EXC_CONTEXTS = {"suppress", "raises"}
 _RETURNS = {"return", "yield"}
-_ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^="}
-_NOT_TARGET = {
-    "if", "elif", "else", "while", "for", "return", "yield", "def", "class", "lambda", "with",
-    "assert", "raise", "import", "from", "print", "case", "match", "async", "await", "@",
-}  # fmt: skip
+_UPDATES = (ASSIGN_OPS - {"="}) | {"++", "--"}
+_SETTERS = {"setattr", "delattr"}
 _MUTATORS = {
     "append", "extend", "insert", "pop", "popitem", "remove", "clear", "add", "discard",
     "update", "setdefault", "sort", "reverse", "push", "unshift", "shift", "splice",
@@ -63,57 +73,174 @@ _KEYWORDS = set(keyword.kwlist) - {"True", "False", "None"}
 
 
 def _is_guard(tokens: Sequence[str]) -> bool:
+    """A line that opens a guard: ``if``/``elif``/``else if``/``assert``/``unless``.
+
+    A line that closes more brackets than it opens continues an expression
+    (a comprehension's ``if x]``), and so does one holding ``else`` before its
+    ``:`` (a conditional expression's ``if c else``): neither is a guard.
+    """
     head = after_braces(tokens)
     if not head:
         return False
-    return head[0] in _GUARDS or (head[0] == "else" and len(head) > 1 and head[1] == "if")
+    opens = head[0] in _GUARDS or (head[0] == "else" and len(head) > 1 and head[1] == "if")
+    depth = 0
+    for tok in head[2:] if head[0] == "else" else head:
+        if depth == 0 and tok in (":", "{"):
+            break  # the guarded body starts here
+        if depth == 0 and tok == "else":
+            return False  # ``if c else y``: the middle of a conditional expression
+        depth += (tok in OPENERS) - (tok in CLOSERS)
+        if depth < 0:
+            return False  # ``if x]``: the tail of a comprehension
+    return opens
+
+
+def _condition(tokens: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """(head, condition tokens) of an ``if``/``elif``/``else if``/``assert``/``unless``/``while`` line.
+
+    The condition runs from after the head to the first ``:`` or ``{`` outside
+    brackets; a C-family ``(cond)`` is unwrapped.
+    """
+    head = tuple(after_braces(tokens))
+    if not head or not (_is_guard(head) or head[0] in _LOOPS):
+        return None
+    skip = 2 if head[0] == "else" else 1
+    cond: list[str] = []
+    depth = 0
+    for tok in head[skip:]:
+        if depth == 0 and tok in (":", "{", "then", "do"):
+            break
+        depth += (tok in OPENERS) - (tok in CLOSERS)
+        cond.append(tok)
+    while len(cond) >= 2 and cond[0] == "(" and cond[-1] == ")":
+        cond = cond[1:-1]
+    return head[0], tuple(cond)
+
+
+def _truthy_constant(cond: Sequence[str]) -> bool:
+    """``True``/``true`` or a non-zero integer literal: a condition that always holds."""
+    if len(cond) != 1:
+        return False
+    value = int_value(cond[0])
+    return cond[0] in ("True", "true") or (value is not None and value != 0)
+
+
+def _is_clause(gone: Sequence[str], line: Sequence[str]) -> bool:
+    """An ``and``/``or`` operand with its connective, or a comprehension's ``if`` filter."""
+    if not gone:
+        return False
+    connective = gone[0] in _BOOL_OPS or gone[-1] in _BOOL_OPS
+    if not (connective or (gone[0] == "if" and "for" in line)):
+        return False  # the cheap test first: a line offers one candidate per alignment
+    return "else" not in gone and top_level(gone) is not None
+
+
+def _dropped_clause(old: Sequence[str], new: Sequence[str]) -> bool:
+    """Only deletions, each one an ``and``/``or`` operand or a comprehension's ``if`` filter.
+
+    A deleted stretch counts when it starts with ``and``/``or``/``&&``/``||``
+    (``a and b`` → ``a``), ends with one (``a and b`` → ``b``), or is an
+    ``if ...`` filter after a ``for`` (``for d in ds if d`` → ``for d in ds``);
+    one holding ``else`` is a conditional expression losing a branch, not a clause.
+    """
+    k = len(old) - len(new)
+    if any(_is_clause(old[i : i + k], old) for i in removals(old, new)):
+        return True
+    edits = token_diff(old, new)
+    return bool(edits) and all(tag == "delete" and _is_clause(gone, old) for tag, gone, _ in edits)
 
 
 def condition_removed(change: Change) -> bool:
-    """A guard was removed, replaced by unconditional code, or lost an ``and``/``or`` clause.
+    """A guard was removed or made unconditional, or a condition lost an ``and``/``or`` clause.
 
     A guard is a line starting with ``if``, ``elif``, ``else if``, ``assert``
     (or ``unless``). Satisfied by: a lone removed guard; a guard paired with
-    a line that is not a guard; a guard whose new condition keeps a subset of
-    its tokens, in order, with fewer boolean connectives (``if a and b`` →
-    ``if a``). Conditional expressions (``x if c else y``) are not guards.
+    a line that is not a guard; a guard or ``while`` whose condition becomes a
+    constant that always holds (``while queue:`` → ``while True:``, ``if a and
+    b:`` → ``if 1:``); a guard whose new condition keeps a subset of its tokens,
+    in order, with fewer boolean connectives (``if a and b`` → ``if a``); any
+    line whose only edits delete ``and``/``or`` operands or a comprehension's
+    ``if`` filter (``ok = a and b`` → ``ok = a``, ``(d for d in ds if d)`` →
+    ``(d for d in ds)``). Conditional expressions (``x if c else y``) are not
+    guards, and losing one of their branches is not a lost clause.
     """
-    if change.old is None or not _is_guard(change.old.tokens):
+    old = change.old
+    if old is None:
         return False
-    if change.new is None or not _is_guard(change.new.tokens):
+    new = change.new
+    if _is_guard(old.tokens) and (new is None or not _is_guard(new.tokens)):
         return True
-    old, new = change.old.tokens, change.new.tokens
+    if new is None:
+        return False
+    was, now = _condition(old.tokens), _condition(new.tokens)
+    if (
+        was is not None
+        and now is not None
+        and was[0] == now[0]
+        and _truthy_constant(now[1])
+        and not _truthy_constant(was[1])
+    ):
+        return True
 
     def connectives(tokens: Sequence[str]) -> int:
         return sum(tok in _BOOL_OPS for tok in tokens)
 
-    return connectives(new) < connectives(old) and is_subsequence(new, old)
+    if (
+        _is_guard(old.tokens)
+        and connectives(new.tokens) < connectives(old.tokens)
+        and is_subsequence(new.tokens, old.tokens)
+    ):
+        return True
+    return _dropped_clause(old.tokens, new.tokens)
 
 
 def _same_group(a: str, b: str) -> bool:
-    return (a in _CMP_OPS and b in _CMP_OPS) or (a in _BOOL_OPS and b in _BOOL_OPS)
+    return any(a in group and b in group for group in (_CMP_OPS, _BOOL_OPS, _QUANTIFIERS))
+
+
+def _called(name: str, tokens: Sequence[str]) -> bool:
+    return any(tok == name and nxt == "(" for tok, nxt in itertools.pairwise(tokens))
 
 
 def comparison_operator(change: Change) -> bool:
-    """A paired line whose only edits swap one comparison operator for another.
+    """A paired line whose only edits swap one comparison operator for another, or its operands.
 
     Comparison operators: ``<  <=  >  >=  ==  !=  ===  !==  is  is not  in
     not in``; a swap of boolean connectives (``and`` ↔ ``or``, ``&&`` ↔
-    ``||``) counts too. Every edit must be such a one-for-one swap; an
-    operand changing as well makes it something else.
+    ``||``) or of their n-ary forms (``any(`` ↔ ``all(``) counts too. Every
+    edit must be such a one-for-one swap; an operand changing as well makes it
+    something else. Swapping the two sides of an ordering comparison (``a[i] <
+    a[j]`` → ``a[j] < a[i]``) reverses it, and counts.
     """
     if change.old is None or change.new is None:
         return False
-    edits = token_diff(change.old.tokens, change.new.tokens)
-    return bool(edits) and all(
-        tag == "replace" and len(old) == 1 and len(new) == 1 and _same_group(old[0], new[0])
-        for tag, old, new in edits
-    )
+    old, new = change.old.tokens, change.new.tokens
+    edits = token_diff(old, new)
+
+    def swap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+        if len(a) != 1 or len(b) != 1 or not _same_group(a[0], b[0]):
+            return False
+        return a[0] not in _QUANTIFIERS or (_called(a[0], old) and _called(b[0], new))
+
+    if edits and all(tag == "replace" and swap(a, b) for tag, a, b in edits):
+        return True
+    return operands_swapped(old, new)
 
 
 def _plus_minus_one(tokens: Sequence[str]) -> bool:
-    """``+ 1`` / ``- 1``: a unit term added or taken away."""
-    return len(tokens) == 2 and tokens[0] in ("+", "-") and int_value(tokens[1]) == 1
+    """``+ 1`` / ``- 1`` / ``1 +``: a unit term added or taken away.
+
+    ``1 -`` is not one: ``1 - x`` is a sign change of ``x``, not ``x`` moved by one.
+    """
+    if len(tokens) != 2:
+        return False
+    trailing = tokens[0] in ("+", "-") and int_value(tokens[1]) == 1
+    return trailing or (int_value(tokens[0]) == 1 and tokens[1] == "+")
+
+
+def _unit_slice(tokens: Sequence[str]) -> bool:
+    """``[1:]`` / ``[:-1]``: a slice that drops one element at an end."""
+    return tuple(tokens) in (("[", "1", ":", "]"), ("[", ":", "-", "1", "]"))
 
 
 def _unit_argument(tokens: Sequence[str]) -> bool:
@@ -126,6 +253,8 @@ def _unit_argument(tokens: Sequence[str]) -> bool:
 
 def _off_by_one_edit(old: tuple[str, ...], new: tuple[str, ...]) -> bool | None:
     """True for a ±1 edit, None for a neutral one (parentheses only), False otherwise."""
+    if _unit_slice(old if not new else new if not old else ()):
+        return True
     old = tuple(t for t in old if t not in ("(", ")"))
     new = tuple(t for t in new if t not in ("(", ")"))
     if not old and not new:
@@ -134,7 +263,20 @@ def _off_by_one_edit(old: tuple[str, ...], new: tuple[str, ...]) -> bool | None:
         a, b = int_value(old[0]), int_value(new[0])
         return a is not None and b is not None and abs(a - b) == 1
     lone = old if not new else new if not old else None
-    return lone is not None and (_plus_minus_one(lone) or _unit_argument(lone))
+    return lone is not None and (_plus_minus_one(lone) or _unit_argument(lone) or _unit_slice(lone))
+
+
+def _unit_term(longer: Sequence[str], shorter: Sequence[str]) -> bool:
+    """``shorter`` is ``longer`` without one ``+ 1``/``- 1``/``1 +`` (parentheses ignored).
+
+    Checked over every alignment (:func:`removals`): ``a - 1 - b`` → ``a - b``
+    may align as a dropped ``1 -``, which alone is no unit term.
+    """
+    longer = [t for t in longer if t not in ("(", ")")]
+    shorter = [t for t in shorter if t not in ("(", ")")]
+    return len(longer) == len(shorter) + 2 and any(
+        _plus_minus_one(longer[i : i + 2]) for i in removals(longer, shorter)
+    )
 
 
 def off_by_one(change: Change) -> bool:
@@ -142,18 +284,20 @@ def off_by_one(change: Change) -> bool:
 
     Each edit (ignoring parentheses that only regroup) is one of: an integer
     literal replaced by its neighbour (``0`` ↔ ``1``, ``n[2]`` → ``n[3]``); a
-    ``+ 1`` or ``- 1`` term added or removed (``ranked[:n]`` →
-    ``ranked[:n - 1]``, ``(page - 1) * k`` → ``page * k``); a ``0``/``1``
-    argument or ``start=1`` added or removed (``range(1, n)`` → ``range(n)``,
-    ``enumerate(xs, start=1)`` → ``enumerate(xs)``). ``<`` ↔ ``<=`` is a
-    comparison (rule 2), which runs first.
+    ``+ 1`` or ``- 1`` term, or a leading ``1 +``, added or removed anywhere
+    (``ranked[:n]`` → ``ranked[:n - 1]``, ``(page - 1) * k`` → ``page * k``,
+    ``f(x)`` → ``1 + f(x)``); a ``0``/``1`` argument or ``start=1`` added or
+    removed (``range(1, n)`` → ``range(n)``, ``enumerate(xs, start=1)`` →
+    ``enumerate(xs)``); a ``[1:]`` or ``[:-1]`` slice added or removed
+    (``b[1:]`` → ``b``). ``<`` ↔ ``<=`` is a comparison (rule 2), which runs
+    first; ``1 - x`` is a sign change, not a unit term.
     """
     if change.old is None or change.new is None:
         return False
-    verdicts = [
-        _off_by_one_edit(old, new)
-        for _, old, new in token_diff(change.old.tokens, change.new.tokens)
-    ]
+    old, new = change.old.tokens, change.new.tokens
+    if _unit_term(old, new) or _unit_term(new, old):
+        return True
+    verdicts = [_off_by_one_edit(a, b) for _, a, b in token_diff(old, new)]
     return any(v is True for v in verdicts) and all(v is not False for v in verdicts)
 
 
@@ -191,26 +335,22 @@ def _names(tokens: Sequence[str]) -> set[str]:
     return {t for t in tokens if re.match(r"^[A-Za-z_$][\w$]*$", t) and t not in _KEYWORDS}
 
 
-def _is_constant(tok: str) -> bool:
-    """A number or a plain string: not an f-string or template, which compute their text."""
-    if NUMBER.match(tok):
-        return True
-    prefix = re.match(r"^[A-Za-z]*", tok)
-    return tok[-1:] in ("'", '"') and prefix is not None and "f" not in prefix.group().lower()
-
-
 def return_value(change: Change) -> bool:
     """A ``return``/``yield`` now hands back something else.
 
     Satisfied by: a lone removed or added ``return``/``yield``; a return
     paired with a line that is not one; a changed return whose names differ
     (``return reversal_id`` → ``return tx_id``, ``return -x if c else x`` →
-    ``return x``, ``return True`` → ``return False``) or that returns a
-    different constant (``return "a"`` → ``return "b"``). Not satisfied
+    ``return x``, ``return True`` → ``return False``); one that returns a
+    different constant or literal (``return "a"`` → ``return "b"``, ``return
+    [[]]`` → ``return []``); one whose only edits add or drop whole terms of
+    the expression (``return rest + [x]`` → ``return [x]``) or a branch of a
+    conditional (``return -2 if r == -1 else r`` → ``return r``). Not satisfied
     when the names stay and only a detail inside the expression changes (a
-    format spec, an arithmetic operator): that is ``other``. Not satisfied
-    when the edit only adds or drops a copy (``return list(xs)`` → ``return
-    xs``): handing out an alias is a state mutation (rule 6).
+    format spec, an arithmetic operator, the order of arguments): that is
+    ``other``. Not satisfied when the edit only adds or drops a copy
+    (``return list(xs)`` → ``return xs``): handing out an alias is a state
+    mutation (rule 6).
     """
     old, new = change.old, change.new
     if old is None or new is None:
@@ -221,41 +361,27 @@ def return_value(change: Change) -> bool:
         return False
     if _names(old.tokens) != _names(new.tokens):
         return True
-    return (
-        len(old.tokens) == len(new.tokens) == 2
-        and old.tokens != new.tokens
-        and _is_constant(old.tokens[1])
-        and _is_constant(new.tokens[1])
+    was, now = after_braces(old.tokens)[1:], after_braces(new.tokens)[1:]
+    if was != now and is_literal(was) and is_literal(now):
+        return True
+    # One direction only: a term moved elsewhere (``gcd(b, a % b)`` → ``gcd(a % b, b)``)
+    # is an insert and a delete of the same tokens, a reordering rather than a new term.
+    edits = token_diff(was, now)
+    tags = {tag for tag, _, _ in edits}
+    return tags in ({"insert"}, {"delete"}) and all(
+        is_term(a or b) or is_branch(a or b) for _, a, b in edits
     )
 
 
-def _assignment(tokens: Sequence[str]) -> tuple[tuple[str, ...], str] | None:
-    """(target tokens, operator) of an assignment, augmented assignment, ``del`` or ``++``."""
-    head = tuple(after_braces(tokens))
-    if not head or head[0] in _NOT_TARGET:
-        return None
-    if head[0] == "del":
-        return head[1:], "del"
-    depth = 0
-    for i, tok in enumerate(head):
-        if tok in ("(", "[", "{"):
-            depth += 1
-        elif tok in (")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and i > 0 and tok in _ASSIGN_OPS:
-            if tok == "=" and head[-1] == "," and i == 1:
-                return None  # ``name=value,``: a keyword argument on its own line
-            return head[:i], tok
-        elif depth == 0 and tok in ("++", "--"):
-            return (head[:i] or head[i + 1 :]), tok
-    return None
-
-
 def _mutating_call(tokens: Sequence[str]) -> tuple[str, ...] | None:
-    """``receiver.method(`` tokens of a call to an in-place mutator (``.append(``, ...)."""
+    """``receiver.method(`` tokens of an in-place mutator call (``.append(``, ...), or ``setattr(obj``."""
     for i in range(1, len(tokens) - 2):
         if tokens[i] == "." and tokens[i + 1] in _MUTATORS and tokens[i + 2] == "(":
             return tuple(tokens[: i + 2])
+    for i in range(len(tokens) - 1):
+        if tokens[i] in _SETTERS and tokens[i + 1] == "(" and (i == 0 or tokens[i - 1] != "."):
+            end = tokens.index(",", i) if "," in tokens[i:] else len(tokens)
+            return tuple(tokens[i:end])
     return None
 
 
@@ -271,27 +397,32 @@ def state_mutation(change: Change) -> bool:
     ``dict(x)``, ``x.copy()``, ``copy(x)``, ``deepcopy(x)``, ``sorted(x)``,
     ``x[:]``) appears or disappears (aliasing); a lone removed or added
     assignment, augmented assignment (``+=``), ``del``, ``++``/``--`` or
-    in-place mutator call (``.append``, ``.add``, ``.update``, ...); a pair
-    where only one side is such a statement, or where the assignment target
-    or operator, or the mutator called, differs; a pair assigning a
-    different value to an attribute or item (``self.total = a`` →
-    ``self.total = b``). A different value for a local variable is a
-    computation change, not a state one (``other``).
+    in-place mutator call (``.append``, ``.add``, ``.update``, ...,
+    ``setattr(...)``, ``delattr(...)``); a pair where only one side is such a
+    statement, or where the assignment target or operator, or the mutator
+    called, differs; a pair assigning a different value to an attribute or
+    item (``self.total = a`` → ``self.total = b``). A different value for a
+    local variable is a computation change, not a state one (``other``), and
+    so is one update operator swapped for another on a local (``n &= n - 1``
+    → ``n ^= n - 1``, ``i += 1`` → ``i -= 1``); ``total += a`` → ``total =
+    a`` still is one (the running value is lost).
     """
     old, new = change.old, change.new
     if old is None or new is None:
         return any(
-            _assignment(side.tokens) is not None or _mutating_call(side.tokens) is not None
+            assignment(side.tokens) is not None or _mutating_call(side.tokens) is not None
             for side in change.sides
         )
     if _copies(old.tokens) != _copies(new.tokens):
         return True
-    a_old, a_new = _assignment(old.tokens), _assignment(new.tokens)
+    a_old, a_new = assignment(old.tokens), assignment(new.tokens)
     m_old, m_new = _mutating_call(old.tokens), _mutating_call(new.tokens)
     if (a_old is None) != (a_new is None) or (m_old is None) != (m_new is None):
         return True
     if a_old is not None and a_new is not None:
-        return a_old != a_new or _outside_frame(a_old[0])
+        if _outside_frame(a_old[0]) or a_old[0] != a_new[0]:
+            return True
+        return a_old[1] != a_new[1] and not (a_old[1] in _UPDATES and a_new[1] in _UPDATES)
     return m_old != m_new
 
 

@@ -23,6 +23,7 @@ HEADLINE = {
     "benchmarks.nightly_overhead": "overhead",
     "benchmarks.incremental_rerun": "counts",
     "benchmarks.ledger_scale": "ratio",
+    "benchmarks.classifier_agreement": "agreement",
 }
 NEEDS_DOCKER = {
     "benchmarks.nightly_overhead",

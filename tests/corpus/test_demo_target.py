@@ -76,7 +76,11 @@ def _env() -> dict[str, str]:
 def _tree(tmp_path: Path, name: str, case: str | None = None, target: str = "") -> Path:
     """Copy a target's tree (the case's, else ``target``) to tmp_path/name, the case's bug applied."""
     tree = tmp_path / name
-    shutil.copytree(TARGETS[TARGET_OF[case] if case else target], tree, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    shutil.copytree(
+        TARGETS[TARGET_OF[case] if case else target],
+        tree,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
+    )
     if case is not None:
         patch = str(DEMO / "cases" / case / "bug.patch")
         for extra in (["--dry-run"], []):
@@ -116,7 +120,9 @@ def test_corpus_layout() -> None:
     assert [t["name"] for t in corpus["targets"]] == ["ledgerlite", "rankings"]
     assert all((DEMO / t["path"]).is_dir() for t in corpus["targets"])
     # the second target needs a package from PyPI, pinned with its hash
-    assert "--hash=sha256:" in (DEMO / corpus["targets"][1]["environment"]["requirements"]).read_text()
+    assert (
+        "--hash=sha256:" in (DEMO / corpus["targets"][1]["environment"]["requirements"]).read_text()
+    )
     names = {agent["name"] for agent in corpus["agents"]}
     assert {corpus["pairing"]["baseline"], corpus["pairing"]["candidate"]} <= names
     for agent in corpus["agents"]:

@@ -1,4 +1,4 @@
-"""propose_mutants: one-line injected bugs of a Python tree, labelled as tasks.classify labels them."""
+"""propose_mutants: one-line injected bugs of a Python tree, labelled as a careful reader (and tasks.classify) would."""
 
 from __future__ import annotations
 
@@ -257,6 +257,40 @@ def test_sample_categories_agree_with_the_classifier(sample_mutants: list[Mutant
     """The small module's mutants are labelled as tasks.classify labels them, all seven present."""
     assert {m.category for m in sample_mutants} == set(BugCategory)
     assert all(_classified(m.patch) == m.category for m in sample_mutants)
+
+
+@pytest.mark.parametrize(
+    ("source", "operator", "removed", "added"),
+    [
+        (
+            "def f(a):\n    return ('', False, a)\n",
+            "string constant",
+            "return ('', False, a)",
+            None,
+        ),
+        ("def f():\n    return ('', 0)\n", "string constant", "return ('', 0)", "return ('XX', 0)"),
+        ("def f():\n    yield 'a'\n", "string constant", "yield 'a'", "yield ''"),
+        (
+            "def f(r):\n    return -2 if r == -1 else r\n",
+            "x if c else y -> else branch",
+            "return -2 if r == -1 else r",
+            "return r",
+        ),
+    ],
+    ids=["string-in-returned-tuple-with-a-name", "returned-literal", "yield", "same-names-branch"],
+)
+def test_returned_values_are_labelled_by_what_they_hand_back(
+    source: str, operator: str, removed: str, added: str | None
+) -> None:
+    """Returned or yielded literals and conditionals cut to a branch are return_value; not a string beside a name."""
+    mutants = [m for m in propose_mutants({"m.py": source.encode()}) if m.operator == operator]
+    mutant = next(m for m in mutants if f"-    {removed}\n" in m.patch)
+    if added is None:
+        assert mutant.category is C.OTHER
+    else:
+        assert f"+    {added}\n" in mutant.patch
+        assert mutant.category is C.RETURN_VALUE
+    assert _classified(mutant.patch) is mutant.category
 
 
 def test_no_trailing_newline(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import ReproOutcome, RunKind
+from corpus import load_corpus
 from flows import STAGES, RunParams, nightly_flow
 from ledger import Ledger
 from tests.conftest import ROOT
@@ -29,7 +30,7 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
     assert result.stages_run == list(STAGES) and result.kind is RunKind.NIGHTLY
     s = result.summary
     by_case = {(c.case_id): c for c in s.cases}
-    assert len(by_case) == 18
+    assert len(by_case) == 23  # 18 ledgerlite cases, 5 of the rankings target
     # the awkward recorded reports of the candidate, each recognised for what it is
     assert by_case["cond-closed-account"].candidate_status is ReproOutcome.ERROR
     assert "not valid JSON" in (by_case["cond-closed-account"].candidate_reason or "")
@@ -55,7 +56,7 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
     flaky = by_case["state-reversal-shares-tags"].candidate_status is ReproOutcome.FLAKY
     assert flaky == ({"pass", "fail"} <= clean)
     assert by_case["cond-zero-amount-posting"].candidate_status is ReproOutcome.REPRODUCED
-    assert s.headline is not None and s.headline.pairs == 18
+    assert s.headline is not None and s.headline.pairs == 23
     run = result.run_id
     counts = ledger.query(
         "SELECT (SELECT count(*) FROM observations WHERE run_id = ?) AS obs, "
@@ -67,17 +68,29 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
         "(SELECT count(*) FROM stage_outputs WHERE run_id = ?) AS stages",
         [run] * 7,
     )[0]
-    # 35 usable reports (one malformed) × 2 trees × (2 repeats as shown + 2 rewritten)
+    # 45 usable reports (one malformed) × 2 trees × (2 repeats as shown + 2 rewritten)
     assert counts == {
-        "obs": 280,
-        "ids": 280,
-        "repro": 36,
-        "verdicts": 18,
+        "obs": 360,
+        "ids": 360,
+        "repro": 46,
+        "verdicts": 23,
         "calls": counts["calls"],
-        "manifest": 18,
+        "manifest": 23,
         "stages": 6,
     }
-    assert counts["calls"] >= 17 * 2
+    assert counts["calls"] >= 22 * 2
+    # the rankings target's cases ran in its own image (sortedcontainers from PyPI), and every
+    # one of them reproduced for both agents; the ledgerlite cases ran in the sandbox image
+    rankings = {c.case_id for c in load_corpus(ROOT / "corpus" / "demo").cases_of("rankings")}
+    images: dict[bool, set[str]] = {True: set(), False: set()}
+    for row in ledger.query(
+        "SELECT DISTINCT case_id, image_id FROM observations WHERE run_id = ?", [run]
+    ):
+        images[row["case_id"] in rankings].add(row["image_id"])
+    assert len(images[True]) == 1 and images[True].isdisjoint(images[False])
+    for case_id in rankings:
+        assert by_case[case_id].candidate_status is ReproOutcome.REPRODUCED
+        assert by_case[case_id].baseline_status is ReproOutcome.REPRODUCED
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["run_id"] == run
     assert (tmp_path / "out" / "report.html").stat().st_size > 10_000

@@ -60,7 +60,8 @@ def test_mismatched_expectation_is_explained(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (
         "cmp: labelled comparison_operator, case.toml expects off_by_one because "
-        "pkg/calc.py:2: A paired line whose only edits swap one comparison operator for another."
+        "pkg/calc.py:2: A paired line whose only edits swap one comparison operator for another, "
+        "or its operands."
     ) in result.stdout
 
 

@@ -75,6 +75,91 @@ def test_adding_a_guard_is_not_condition_removed() -> None:
     assert _line("go(a)", "if a: go(a)") is not BugCategory.CONDITION_REMOVED
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "path"),
+    [
+        ("while xs: pass", "while True: pass", "m.py"),
+        ("if a and b > 0: pass", "if True: pass", "m.py"),
+        ("elif a: pass", "elif 1: pass", "m.py"),
+        ("while (n > 0) {", "while (1) {", "a.c"),
+        ("} else if (a && b) {", "} else if (true) {", "A.java"),
+    ],
+)
+def test_condition_made_always_true_is_condition_removed(
+    before: str, after: str, path: str
+) -> None:
+    """A guard's or loop's condition replaced by a constant that always holds: condition_removed."""
+    assert _decide(f"{before}\n", f"{after}\n", path) is BugCategory.CONDITION_REMOVED
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("while True: pass", "while 1: pass"),
+        ("while xs: pass", "while False: pass"),
+        ("while xs: pass", "while ys: pass"),
+        ("if a: pass", "if 0: pass"),
+    ],
+)
+def test_other_condition_changes_are_not_condition_removed(before: str, after: str) -> None:
+    """Already constant, now never true, or another test: no guard was removed."""
+    assert _line(before, after) is not BugCategory.CONDITION_REMOVED
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("self.wrap = a.atomic and db.can_rollback", "self.wrap = a.atomic"),
+        ("ok = a or b", "ok = b"),
+        ("xs.update(d for d in ds if d)", "xs.update(d for d in ds)"),
+        ("return a is not None and a.ok", "return a.ok"),
+    ],
+)
+def test_clause_dropped_outside_a_guard_is_condition_removed(before: str, after: str) -> None:
+    """An `and`/`or` operand or a comprehension filter dropped from any line: condition_removed."""
+    assert _line(before, after) is BugCategory.CONDITION_REMOVED
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("x = a if c else b", "x = a"),
+        ("x = a and b", "x = a or b"),
+        ("x = not a", "x = a"),
+        ("xs = [d for d in ds]", "xs = [d for d in ds if d]"),
+    ],
+)
+def test_branch_negation_or_added_filter_is_not_a_dropped_clause(before: str, after: str) -> None:
+    """A conditional's branch, a swapped connective, a dropped `not`, an added filter: no lost clause."""
+    assert _line(before, after) is not BugCategory.CONDITION_REMOVED
+
+
+def test_continuation_lines_starting_with_if_are_not_guards() -> None:
+    """A comprehension's `if x]` or a conditional's `if c else` line removed is no removed guard."""
+    before = """\
+    def f(xs):
+        return [x
+                for x in xs
+                if x.ok]
+    """
+    after = """\
+    def f(xs):
+        return None
+    """
+    assert _decide(before, after) is BugCategory.RETURN_VALUE
+    before = """\
+    def f(self, m):
+        self.m = (EMPTY
+                  if m is None else
+                  wrap(m))
+    """
+    after = """\
+    def f(self, m):
+        pass
+    """
+    assert _decide(before, after) is BugCategory.STATE_MUTATION
+
+
 # --- 2. comparison_operator ------------------------------------------------------
 
 
@@ -96,6 +181,33 @@ def test_operator_swap_is_comparison_operator(before: str, after: str) -> None:
 def test_operator_swap_with_operand_change_is_not_comparison() -> None:
     """When an operand changes too, it is no longer a pure operator swap."""
     assert _line("return a < b", "return a <= n") is not BugCategory.COMPARISON_OPERATOR
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("if all(n % p > 0 for p in xs): pass", "if any(n % p > 0 for p in xs): pass"),
+        ("if xs[i] < xs[j]: pass", "if xs[j] < xs[i]: pass"),
+        ("ok = f(a) >= g(b, n) and n", "ok = g(b, n) >= f(a) and n"),
+    ],
+)
+def test_quantifier_swap_or_reversed_operands_is_comparison(before: str, after: str) -> None:
+    """`all(` ↔ `any(` (n-ary `and` ↔ `or`), or the sides of `<` swapped: comparison_operator."""
+    assert _line(before, after) is BugCategory.COMPARISON_OPERATOR
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("x = all", "x = any"),
+        ("ok = a == b", "ok = b == a"),
+        ("if a < b + n: pass", "if b < a + n: pass"),
+        ("x = f(a, b)", "x = f(b, a)"),
+    ],
+)
+def test_other_swaps_are_not_comparison(before: str, after: str) -> None:
+    """`any`/`all` not called, symmetric or partial operand swaps, argument swaps: not comparison."""
+    assert _line(before, after) is not BugCategory.COMPARISON_OPERATOR
 
 
 # --- 3. off_by_one -----------------------------------------------------------------
@@ -126,6 +238,35 @@ def test_huge_literal_is_not_a_number_to_compare() -> None:
 def test_larger_literal_change_is_not_off_by_one() -> None:
     """A literal moved by more than one is not an off-by-one."""
     assert _line("limit = 10", "limit = 20") is BugCategory.OTHER
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return f(a[1:], b[1:])", "return 1 + f(a[1:], b[1:])"),
+        ("x = 1 + n * 2", "x = n * 2"),
+        ("start = n - 1 - a // 2", "start = n - a // 2"),
+        ("return a[0] + f(a[1:], b[1:])", "return a[0] + f(a[1:], b)"),
+        ("return xs[:-1]", "return xs"),
+    ],
+)
+def test_leading_unit_term_or_unit_slice_is_off_by_one(before: str, after: str) -> None:
+    """A leading `1 +`, a `- 1` however the diff aligns it, a `[1:]`/`[:-1]` slice: off_by_one."""
+    assert _line(before, after) is BugCategory.OFF_BY_ONE
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("y = 1 - x", "y = x"),
+        ("for x in xs[k:]: pass", "for x in xs: pass"),
+        ("y = xs[-1:]", "y = xs"),
+        ("y = 2 + x", "y = x"),
+    ],
+)
+def test_sign_changes_and_other_slices_are_not_off_by_one(before: str, after: str) -> None:
+    """`1 - x` → `x` is a sign change; a `[k:]` or `[-1:]` slice or a `2 +` is no unit shift."""
+    assert _line(before, after) is not BugCategory.OFF_BY_ONE
 
 
 # --- 4. exception_handling -----------------------------------------------------------
@@ -189,6 +330,54 @@ def test_format_detail_inside_return_is_other() -> None:
     assert _line('return f"{a}.{b:02d}"', 'return f"{a}.{b}"') is BugCategory.OTHER
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return [[]]", "return []"),
+        ("return {}", "return []"),
+        ("return ('', False, None, 0)", "return ('XX', False, None, 0)"),
+        ("yield -1", "yield 1"),
+    ],
+)
+def test_changed_returned_literal_is_return_value(before: str, after: str) -> None:
+    """A returned constant or collection literal changed: return_value."""
+    assert _line(before, after) is BugCategory.RETURN_VALUE
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return rest + [[a] + s for s in rest]", "return [[a] + s for s in rest]"),
+        ("return a", "return a * a"),
+        ("return -2 if a == -1 else a", "return a"),
+        ("return b if a else a", "return a"),
+    ],
+)
+def test_dropped_or_added_returned_term_is_return_value(before: str, after: str) -> None:
+    """A whole term or a conditional's branch added to or dropped from a return: return_value."""
+    assert _line(before, after) is BugCategory.RETURN_VALUE
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("return f(b, a % b)", "return f(a % b, b)"),
+        ("return a + b", "return a - b"),
+        ("x = rest + [a]", "x = [a]"),
+    ],
+)
+def test_reordered_or_swapped_return_or_local_term_is_other(before: str, after: str) -> None:
+    """Arguments reordered, an operator swapped, a term dropped outside a return: other."""
+    assert _line(before, after) is BugCategory.OTHER
+
+
+def test_first_line_of_a_longer_return_is_no_literal() -> None:
+    """`return ("a"` is the start of an expression, not a returned literal."""
+    before = 'def f(a):\n    return ("<%s>"\n            % a)\n'
+    after = 'def f(a):\n    return (""\n            % a)\n'
+    assert _decide(before, after) is BugCategory.OTHER
+
+
 # --- 6. state_mutation ---------------------------------------------------------------
 
 
@@ -218,6 +407,57 @@ def test_removed_increment_is_state_not_off_by_one() -> None:
 def test_local_value_change_is_other() -> None:
     """A different value computed into a local variable is other (a computation, not state)."""
     assert _line("x = a * b", "x = a + b") is BugCategory.OTHER
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("n &= n - 1", "n ^= n - 1"), ("a += 1", "a -= 1"), ("b *= 2", "b //= 2")],
+)
+def test_update_operator_swap_on_a_local_is_other(before: str, after: str) -> None:
+    """One update operator for another on a local name: an arithmetic change, other."""
+    assert _line(before, after) is BugCategory.OTHER
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("self.n += 1", "self.n -= 1"),
+        ("xs[a] |= b", "xs[a] &= b"),
+        ("total += a", "total = a"),
+        ("n += 1", "m += 1"),
+    ],
+)
+def test_update_swap_on_state_or_a_lost_update_is_state_mutation(before: str, after: str) -> None:
+    """The same swap on an attribute or item, `+=` → `=`, another target: state_mutation."""
+    assert _line(before, after) is BugCategory.STATE_MUTATION
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("setattr(a, 'pk', None)", ""),
+        ("delattr(a, name)", ""),
+        ("setattr(a, 'pk', None)", "setattr(b, 'pk', None)"),
+        ("k = d[a] = b + n", "k = d[a] = b * n"),
+    ],
+)
+def test_setattr_and_chained_item_stores_are_state_mutation(before: str, after: str) -> None:
+    """A dropped or retargeted `setattr`/`delattr`, a value stored through `k = d[a] = v`: state_mutation."""
+    assert _line(before, after) is BugCategory.STATE_MUTATION
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("getattr(a, 'pk')", ""),
+        ("name='a', size=1,", "name='b', size=1,"),
+        ("n=3, end='\\n')", "n=3, end='')"),
+        ("f = lambda a=1: a", "f = lambda a=2: a * 2"),
+    ],
+)
+def test_reads_and_keyword_argument_lines_are_not_state(before: str, after: str) -> None:
+    """A dropped `getattr`, a line of keyword arguments, a lambda default: not state_mutation."""
+    assert _line(before, after) is not BugCategory.STATE_MUTATION
 
 
 # --- 7. other and edge cases ------------------------------------------------------------
@@ -303,6 +543,38 @@ def test_hostile_large_patches_classify_quickly(removed: list[str], added: list[
     started = time.perf_counter()
     categorize(patch)
     assert time.perf_counter() - started < 5
+
+
+_OPERANDS = st.lists(
+    st.sampled_from(["a", "b", "c", "x.ok", "f(a)", "n > 0"]), min_size=2, max_size=8
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPERANDS, st.data(), st.sampled_from(["and", "or"]))
+def test_dropping_any_clause_is_condition_removed(
+    operands: list[str], data: st.DataObject, connective: str
+) -> None:
+    """Whichever operand of an `and`/`or` chain is dropped, however the diff aligns it: condition_removed."""
+    cut = data.draw(st.integers(0, len(operands) - 1))
+    kept = operands[:cut] + operands[cut + 1 :]
+    before = "ok = " + f" {connective} ".join(operands)
+    after = "ok = " + f" {connective} ".join(kept)
+    assert _line(before, after) is BugCategory.CONDITION_REMOVED
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPERANDS.map(lambda xs: [x for x in xs if ">" not in x] or ["a", "b"]), st.data())
+def test_dropping_a_unit_term_anywhere_is_off_by_one(
+    operands: list[str], data: st.DataObject
+) -> None:
+    """A `- 1` or `+ 1` dropped from any place in a sum of names is off_by_one."""
+    at = data.draw(st.integers(1, len(operands)))
+    sign = data.draw(st.sampled_from(["+", "-"]))
+    rest = "".join(f" - {o}" for o in operands[at:])
+    before = "x = " + " - ".join(operands[:at]) + f" {sign} 1" + rest
+    after = "x = " + " - ".join(operands)
+    assert _line(before, after) is BugCategory.OFF_BY_ONE
 
 
 @settings(max_examples=300, deadline=None)

@@ -52,16 +52,16 @@ def run(ledger: Ledger | None = None, refresh: bool = False, strategy: Strategy 
 
 
 def test_every_pair_gets_a_verdict_and_malformed_is_unscored() -> None:
-    """18 pairs, 18 verdicts; the malformed candidate report's pair is unscored with the reason."""
+    """23 pairs, 23 verdicts; the malformed candidate report's pair is unscored with the reason."""
     result = run()
-    assert len(result.verdicts) == 18
+    assert len(result.verdicts) == 23
     by_case = {v.case_id: v for v in result.verdicts}
     malformed = by_case["cond-closed-account"]
     assert malformed.outcome is VerdictOutcome.UNSCORED
     assert "candidate report unusable: not valid JSON" in (malformed.reason or "")
-    assert result.summary.pairs == 18 and result.summary.unscored == 1
+    assert result.summary.pairs == 23 and result.summary.unscored == 1
     pair_calls = [c for c in result.calls if not c.case_id.startswith("probe:")]
-    assert len(pair_calls) == 17 * 2  # swap: both orders for every judgeable pair
+    assert len(pair_calls) == 22 * 2  # swap: both orders for every judgeable pair
     assert all(c.status is CallStatus.JUDGED for c in result.calls)
     assert result.health.calls_by_status == {"judged": len(result.calls)}
 
