@@ -13,7 +13,7 @@ judges only its own pairs; the bias probes run once, after the last batch.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -51,6 +51,14 @@ class Chain(Protocol):
     def stage(
         self, task: Task[[In, Any], R], record: StageRecord[In, R], inputs: In, settings: BaseModel
     ) -> R: ...
+
+    def shards(
+        self,
+        task: Task[[In, Any], R],
+        record: StageRecord[In, R],
+        shards: Sequence[In],
+        settings: BaseModel,
+    ) -> list[R]: ...
 
     def combine(self, result: R, parts: list[Any]) -> R: ...
 
@@ -90,6 +98,7 @@ class _Progress:
     flakes: list[flakes.FlakeResult] = field(default_factory=list)
     scores: list[score.ScoreResult] = field(default_factory=list)
     evaluated: int = 0
+    batches: int = 0
     sandbox_seconds: float = 0.0
 
     def calls_sent(self) -> int:
@@ -110,21 +119,28 @@ def _run_batch(
     """One batch's sandbox, flake-update and score stages (a run of one batch probes the
     judge in its score stage; an adaptive run's batches leave that to one stage at the end)."""
     started = time.perf_counter()
-    ran = chain.stage(
+    size = ctx.params.shard_size or len(cases)
+    known = sandbox.known_checks(ctx.run["ledger"], ctx.corpus.name)  # before any shard writes
+    shards = chain.shards(
         sandbox_task,
         sandbox.RECORD,
-        sandbox.SandboxInputs(
-            **ctx.run,
-            corpus=ctx.corpus,
-            classify=ctx.classify,
-            hashed=ctx.hashed,
-            agents=[ctx.baseline, ctx.candidate],
-            case_ids=cases,
-        ),
+        [
+            sandbox.SandboxInputs(
+                **ctx.run,
+                corpus=ctx.corpus,
+                classify=ctx.classify,
+                hashed=ctx.hashed,
+                agents=[ctx.baseline, ctx.candidate],
+                case_ids=cases[i : i + size],
+                known_checks=known,
+            )
+            for i in range(0, len(cases), size)
+        ],
         ctx.params.sandbox_settings(ctx.corpus),
     )
     progress.sandbox_seconds += time.perf_counter() - started
-    progress.sandbox.append(ran)
+    progress.sandbox.extend(shards)
+    ran = shards[0] if len(shards) == 1 else _merged(chain, sandbox.SandboxResult.merge, shards)
     progress.flakes.append(
         chain.stage(
             flake_task,
@@ -134,6 +150,7 @@ def _run_batch(
         )
     )
     progress.evaluated += len(cases)
+    progress.batches += 1
     if ctx.judged:
         progress.scores.append(_score(chain, ctx, progress, probes=not adaptive))
 
@@ -247,7 +264,7 @@ def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
         batch_size=size,
         planned=len(order),
         evaluated=progress.evaluated,
-        batches=len(progress.sandbox),
+        batches=progress.batches,
         stop=stop,
         judge_calls_sent=progress.calls_sent(),
         sandbox_seconds=round(progress.sandbox_seconds, 3),

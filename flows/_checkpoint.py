@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
@@ -88,13 +89,62 @@ class Checkpoints:
         written in one transaction.
         """
         key = self.identity(inputs, settings)
-        done = self._done.get((record.name, key))
-        if done is not None:
-            result = record.restore(done.payload, self.store, self.run_id)
-            self._results[id(result)] = (result, key)
-            return result, True
+        restored = self._restore(record, key)
+        if restored is not None:
+            return restored, True
         started = time.perf_counter()
-        result = compute()
+        return self._record(record, inputs, key, compute(), started), False
+
+    def run_shards(
+        self,
+        record: StageRecord[In, R],
+        shards: Sequence[In],
+        settings: BaseModel,
+        submit: Callable[[In], PrefectFuture[R]],
+    ) -> list[tuple[R, bool]]:
+        """Each shard's result (in ``shards``' order) and whether it was resumed.
+
+        The shards not finished before are submitted at once (``submit``: through
+        the flow's task runner); each is written with its checkpoint, in its own
+        transaction, as soon as it returns, so a re-run redoes only the shards
+        that did not finish. A shard that fails is raised after every other one
+        has returned and been written.
+        """
+        keys = [self.identity(inputs, settings) for inputs in shards]
+        out: dict[int, tuple[R, bool]] = {}
+        pending: dict[PrefectFuture[R], int] = {}
+        started = time.perf_counter()
+        for index, key in enumerate(keys):
+            restored = self._restore(record, key)
+            if restored is not None:
+                out[index] = (restored, True)
+            else:
+                pending[submit(shards[index])] = index
+        failure: BaseException | None = None
+        for future in as_completed(list(pending)):
+            index = pending[future]
+            try:
+                result = future.result()
+            except BaseException as exc:  # the others are written first, then it is raised
+                failure = failure or exc
+                continue
+            out[index] = (self._record(record, shards[index], keys[index], result, started), False)
+        if failure is not None:
+            raise failure
+        return [out[index] for index in range(len(shards))]
+
+    def _restore(self, record: StageRecord[In, R], key: str) -> R | None:
+        done = self._done.get((record.name, key))
+        if done is None:
+            return None
+        result = record.restore(done.payload, self.store, self.run_id)
+        self._results[id(result)] = (result, key)
+        return result
+
+    def _record(
+        self, record: StageRecord[In, R], inputs: In, key: str, result: R, started: float
+    ) -> R:
+        """Write ``result``'s rows and its checkpoint in one transaction."""
         rows = list(record.rows(inputs, result))
         counts: dict[str, int] = {}
         for row in rows:
@@ -110,4 +160,4 @@ class Checkpoints:
         self.store.write([*rows, checkpoint])
         self._done[(record.name, key)] = checkpoint
         self._results[id(result)] = (result, key)
-        return result, False
+        return result

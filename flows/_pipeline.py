@@ -76,6 +76,19 @@ class _Chain:
         (self.resumed if resumed else self.ran).append(record.name)
         return result
 
+    def shards(
+        self,
+        task: Task[[In, Any], R],
+        record: StageRecord[In, R],
+        shards: Sequence[In],
+        settings: BaseModel,
+    ) -> list[R]:
+        done = self.checkpoints.run_shards(
+            record, shards, settings, lambda inputs: task.submit(inputs, settings)
+        )
+        (self.resumed if all(resumed for _r, resumed in done) else self.ran).append(record.name)
+        return [result for result, _resumed in done]
+
     def combine(self, result: R, parts: list[Any]) -> R:
         return self.checkpoints.combine(result, parts)
 

@@ -9,6 +9,9 @@ A task called plainly inside a flow (``task(...)``) runs in the flow's own
 thread whatever the task runner is; only ``task.submit`` goes through it.
 :func:`run_stage` submits and waits, so the stages stay sequential and the
 flow process stays the only ledger writer (docs/architecture.md#the-stages).
+A stage split into shards submits them all at once and writes each as it
+returns (``flows/_checkpoint.py``): the thread runner runs them one at a
+time, a Dask cluster on its workers.
 """
 
 from __future__ import annotations
@@ -92,7 +95,10 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
             f"unknown task runner {raw!r}; use one of: {known}", field=TASK_RUNNER_ENV
         ) from None
     if kind is RunnerKind.THREADS:
-        return ThreadPoolTaskRunner()
+        # One task at a time: a stage's shards (``--shard-size``) then run one after another,
+        # each with the stage's whole inner pool, as one stage would (shards at once on one
+        # machine would multiply its containers). A Dask cluster runs them side by side.
+        return ThreadPoolTaskRunner(max_workers=1)
     workers_raw = env.get(DASK_WORKERS_ENV, "").strip() or "2"
     if not workers_raw.isdigit() or int(workers_raw) < 1:
         raise InputError(

@@ -83,6 +83,9 @@ class RunParams(BaseModel):
     """With --until-decided: also stop once the score interval is narrower than this."""
     batch_size: int = Field(default=10, ge=1)
     """Cases per batch of an adaptive evaluation (a PR run, a nightly with --until-decided)."""
+    shard_size: int | None = Field(default=None, ge=1)
+    """Cases per sandbox shard: a batch's cases are split into shards run at once through the
+    flow's task runner, each written with its checkpoint as it finishes (default: one shard)."""
     max_judge_calls: int | None = Field(default=None, ge=1)
     """Adaptive evaluation: start no batch that would take the judge calls sent past this
     (at the rate seen so far)."""

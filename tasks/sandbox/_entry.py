@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bughunt.models import AgentVersion, Observation, Row
+from pydantic import Field
+
+from bughunt.models import AgentVersion, ContractCheck, Observation, Row
 from corpus import Corpus
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 from tasks.classify import ClassifyResult
@@ -26,7 +28,10 @@ class SandboxInputs(StageInputs):
     agents: list[AgentVersion]
     """The agents whose reports are run (baseline, candidate)."""
     case_ids: list[str] | None = None
-    """The cases of this batch (an adaptive run's); ``None``: every planned case."""
+    """The cases of this batch or shard; ``None``: every planned case."""
+    known_checks: dict[str, ContractCheck] | None = Field(default=None, exclude=True)
+    """Contract checks of earlier runs by case hash, read by the flow (a shard reads no
+    ledger while the flow writes others'); ``None``: read from the ledger here."""
 
 
 def run(
@@ -46,7 +51,11 @@ def run(
         run_id=inputs.run_id,
         settings=settings,
         progress=progress,
-        known_checks=known_checks(inputs.ledger, inputs.corpus.name),
+        known_checks=(
+            inputs.known_checks
+            if inputs.known_checks is not None
+            else known_checks(inputs.ledger, inputs.corpus.name)
+        ),
     )
 
 

@@ -86,7 +86,8 @@ def test_dask_runner_refuses_zero_workers() -> None:
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_harness")
 def test_nightly_stages_run_on_dask_worker_processes(tmp_path: Path) -> None:
-    """Every stage task of a nightly run executes in a Dask worker process, and its rows land."""
+    """Every stage task of a nightly run executes in a Dask worker process (the sandbox stage
+    as one task per shard), and its rows land."""
     mini = build_minicorpus(tmp_path / "repo", ["cmp-same-day-posting", "obo-top-expenses"])
     store = Ledger(tmp_path / "ledger.duckdb")
     with (
@@ -101,10 +102,17 @@ def test_nightly_stages_run_on_dask_worker_processes(tmp_path: Path) -> None:
         with get_task_stream(client) as stream:
             result = nightly_flow.with_options(task_runner=runner)(
                 params=RunParams(
-                    corpus=str(mini.corpus), ledger=str(store.path), repeats=1, probe_pairs=2
+                    corpus=str(mini.corpus),
+                    ledger=str(store.path),
+                    repeats=1,
+                    probe_pairs=2,
+                    shard_size=1,
                 )
             )
     assert result.stages_run == list(STAGES)
+    # the sandbox stage went as one task per shard of one case
+    shards = [rec for rec in stream.data if rec["key"].startswith("sandbox-")]
+    assert len(shards) == len(mini.cases), stream.data
     # Dask keys are "<function>-<token>": which stage ran on which worker process.
     ran_on = {rec["key"].rsplit("-", 1)[0]: rec["worker"] for rec in stream.data}
     assert set(ran_on) == STAGE_FUNCTIONS, stream.data

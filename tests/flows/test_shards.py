@@ -1,0 +1,109 @@
+"""A batch's sandbox work in shards, each written with its checkpoint as it returns (real Docker
+and DuckDB, Prefect's thread runner: one shard after another)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tasks.sandbox
+from bughunt.errors import TerminalError
+from flows import RunParams, nightly_flow
+from ledger import Ledger
+from tests.flows.corpora import SEVEN, mini_corpus
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+CASES = SEVEN[:3]
+
+
+def params(tmp_path: Path, corpus: Path, **kw: Any) -> RunParams:
+    return RunParams(
+        corpus=str(corpus),
+        ledger=str(tmp_path / "l.duckdb"),
+        out=str(tmp_path / "out"),
+        repeats=1,
+        probe_pairs=0,
+        **kw,
+    )
+
+
+def _rows(store: Ledger, run_id: str) -> dict[str, Any]:
+    """What one run left: sandbox checkpoints, observations (and distinct ids), verdicts."""
+    one = store.query(
+        "SELECT (SELECT count(*) FROM stage_outputs WHERE run_id = ? AND stage = 'sandbox') AS "
+        "shards, (SELECT count(*) FROM observations WHERE run_id = ?) AS obs, "
+        "(SELECT count(DISTINCT record_id) FROM observations WHERE run_id = ?) AS ids",
+        [run_id] * 3,
+    )[0]
+    verdicts = store.query(
+        "SELECT case_id, outcome FROM verdicts WHERE run_id = ? ORDER BY case_id", [run_id]
+    )
+    return {**one, "verdicts": [(v["case_id"], v["outcome"]) for v in verdicts]}
+
+
+def test_shards_give_the_rows_of_one_stage(tmp_path: Path) -> None:
+    """Three cases in shards of one: three sandbox checkpoints, and the same observations and
+    verdicts as the run in one shard (every seed derives from the case and run, not the shard)."""
+    corpus = mini_corpus(tmp_path / "c", CASES)
+    store = Ledger(tmp_path / "l.duckdb")
+    whole = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-whole", seed=7))
+    split = nightly_flow(
+        params=params(tmp_path, corpus, run_id="nightly-split", seed=7, shard_size=1)
+    )
+    one, three = _rows(store, whole.run_id), _rows(store, split.run_id)
+    assert (one["shards"], three["shards"]) == (1, 3)
+    assert three["obs"] == three["ids"] == one["obs"] > 0
+    assert three["verdicts"] == one["verdicts"] and len(one["verdicts"]) == len(CASES)
+    assert split.summary.evaluation is not None and split.summary.evaluation.batches == 1
+    executions = (
+        "SELECT case_id, agent_version, tree, rewrite, repeat, status, test_hash FROM "
+        "observations WHERE run_id = ? ORDER BY ALL"
+    )
+    assert store.query(executions, [whole.run_id]) == store.query(executions, [split.run_id])
+
+
+def test_a_failed_shard_is_the_only_one_redone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One shard fails (a terminal error, so no retry): the other two are written with their
+    checkpoints; the re-run of the run id redoes that shard only, and no row is written twice."""
+    corpus = mini_corpus(tmp_path / "c", CASES)
+    store = Ledger(tmp_path / "l.duckdb")
+    p = params(tmp_path, corpus, run_id="nightly-shards", shard_size=1)
+    real = tasks.sandbox.run
+    doomed = CASES[1]
+    calls: list[list[str]] = []
+
+    def failing(inputs: Any, settings: Any, **kw: Any) -> Any:
+        calls.append(list(inputs.case_ids))
+        if doomed in inputs.case_ids:
+            raise TerminalError(f"shard of {doomed} lost")
+        return real(inputs, settings, **kw)
+
+    monkeypatch.setattr(tasks.sandbox, "run", failing)
+    with pytest.raises(TerminalError, match="lost"):
+        nightly_flow(params=p)
+    assert sorted(calls) == sorted([c] for c in CASES)
+    first = _rows(store, p.run_id or "")
+    assert first["shards"] == 2 and first["verdicts"] == []
+    cases = {
+        r["case_id"]
+        for r in store.query("SELECT case_id FROM observations WHERE run_id = ?", [p.run_id])
+    }
+    assert cases == set(CASES) - {doomed}
+
+    calls.clear()
+
+    def counted(inputs: Any, settings: Any, **kw: Any) -> Any:
+        calls.append(list(inputs.case_ids))
+        return real(inputs, settings, **kw)
+
+    monkeypatch.setattr(tasks.sandbox, "run", counted)
+    again = nightly_flow(params=p)
+    assert calls == [[doomed]]  # the finished shards were resumed, not run
+    rows = _rows(store, again.run_id)
+    assert rows["shards"] == 3 and rows["obs"] == rows["ids"] > first["obs"]
+    assert len(rows["verdicts"]) == len(CASES)
