@@ -34,6 +34,7 @@ from corpus import (
     load_corpus,
     model_key,
 )
+from flows._runner import check_runner_env
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
@@ -183,9 +184,11 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
 
     Raises a :class:`~bughunt.errors.BughuntError` naming the file, line or
     field for a ledger that is not a whole ledger, a report folder that is a file, a bad corpus, an unknown
-    agent or judge, an agent's secret missing from the environment, a judge without its key, a bad gate table, or a run id
-    started before with other inputs.
+    agent or judge, an agent's secret missing from the environment, a judge without its key, a bad gate table, a run id
+    started before with other inputs, or task-runner settings it cannot run with (a Dask scheduler without a Prefect
+    server).
     """
+    check_runner_env()
     store = Ledger(params.ledger)
     store.check(writing=True)
     if params.out is not None and Path(params.out).exists() and not Path(params.out).is_dir():

@@ -31,6 +31,7 @@ __all__ = [
     "DASK_WORKERS_ENV",
     "TASK_RUNNER_ENV",
     "RunnerKind",
+    "check_runner_env",
     "dask_task_runner",
     "run_stage",
     "task_runner_from_env",
@@ -79,6 +80,60 @@ def dask_task_runner(address: str | None = None, n_workers: int = 2) -> TaskRunn
     return runner
 
 
+def _kind(env: Mapping[str, str]) -> RunnerKind:
+    raw = env.get(TASK_RUNNER_ENV, "").strip().lower() or RunnerKind.THREADS.value
+    try:
+        return RunnerKind(raw)
+    except ValueError:
+        known = ", ".join(k.value for k in RunnerKind)
+        raise InputError(
+            f"unknown task runner {raw!r}; use one of: {known}", field=TASK_RUNNER_ENV
+        ) from None
+
+
+def check_runner_env(
+    environ: Mapping[str, str] | None = None, *, api_url: str | None = None
+) -> None:
+    """Refuse task-runner settings a run cannot work with, before any Prefect server starts.
+
+    Besides what :func:`task_runner_from_env` refuses: a Dask scheduler
+    (``BUGHUNT_DASK_ADDRESS``) runs tasks in workers that may be on other
+    machines, and they must reach the Prefect API the flow run is recorded in;
+    the temporary API a plain ``bughunt run`` starts answers this process
+    only. So a scheduler address needs a Prefect server (``PREFECT_API_URL``,
+    from the environment or Prefect's profile; ``api_url`` overrides both).
+    """
+    env = os.environ if environ is None else environ
+    if _kind(env) is not RunnerKind.DASK:
+        return
+    _workers(env)
+    address = env.get(DASK_ADDRESS_ENV, "").strip()
+    if not address:
+        return
+    if api_url is None:
+        api_url = env.get("PREFECT_API_URL", "").strip()
+        if not api_url and environ is None:
+            from prefect.settings import get_current_settings
+
+            api_url = get_current_settings().api.url or ""
+    if not api_url:
+        raise InputError(
+            f"a Dask scheduler ({address}) needs a Prefect server its workers can reach: set "
+            "PREFECT_API_URL (e.g. http://flow-host:4200/api after `prefect server start`); "
+            "the temporary API of a plain run answers this process only",
+            field="PREFECT_API_URL",
+        )
+
+
+def _workers(env: Mapping[str, str]) -> int:
+    raw = env.get(DASK_WORKERS_ENV, "").strip() or "2"
+    if not raw.isdigit() or int(raw) < 1:
+        raise InputError(
+            f"{DASK_WORKERS_ENV} must be a positive integer, not {raw!r}", field=DASK_WORKERS_ENV
+        )
+    return int(raw)
+
+
 def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner[Any]:
     """The task runner ``BUGHUNT_TASK_RUNNER`` asks for (default: threads).
 
@@ -86,27 +141,14 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
     a ``BUGHUNT_DASK_WORKERS`` that is not a positive integer.
     """
     env = os.environ if environ is None else environ
-    raw = env.get(TASK_RUNNER_ENV, "").strip().lower() or RunnerKind.THREADS.value
-    try:
-        kind = RunnerKind(raw)
-    except ValueError:
-        known = ", ".join(k.value for k in RunnerKind)
-        raise InputError(
-            f"unknown task runner {raw!r}; use one of: {known}", field=TASK_RUNNER_ENV
-        ) from None
+    kind = _kind(env)
     if kind is RunnerKind.THREADS:
         # One task at a time: a stage's shards (``--shard-size``) then run one after another,
         # each with the stage's whole inner pool, as one stage would (shards at once on one
         # machine would multiply its containers). A Dask cluster runs them side by side.
         return ThreadPoolTaskRunner(max_workers=1)
-    workers_raw = env.get(DASK_WORKERS_ENV, "").strip() or "2"
-    if not workers_raw.isdigit() or int(workers_raw) < 1:
-        raise InputError(
-            f"{DASK_WORKERS_ENV} must be a positive integer, not {workers_raw!r}",
-            field=DASK_WORKERS_ENV,
-        )
     return dask_task_runner(
-        address=env.get(DASK_ADDRESS_ENV, "").strip() or None, n_workers=int(workers_raw)
+        address=env.get(DASK_ADDRESS_ENV, "").strip() or None, n_workers=_workers(env)
     )
 
 

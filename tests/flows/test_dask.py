@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,10 @@ from prefect_dask.task_runners import DaskTaskRunner
 
 from bughunt.errors import InputError
 from flows import STAGES, RunParams, nightly_flow
-from flows._runner import dask_task_runner, task_runner_from_env
+from flows._runner import check_runner_env, dask_task_runner, task_runner_from_env
 from flows.pr import pr_flow
 from ledger import Ledger
+from tests.flows.corpora import DEMO
 from tests.flows.minicorpus import build_minicorpus
 
 STAGE_FUNCTIONS = {"classify", "hash_corpus", "sandbox", "flake_update", "score", "report"}
@@ -144,3 +147,46 @@ def test_pr_flow_completes_on_the_dask_switch(tmp_path: Path) -> None:
     assert rows["statuses"] == ["running", "completed"]
     assert rows["cases"] == {touched}
     assert rows["verdicts"] == 1
+
+
+SCHEDULER = {"BUGHUNT_TASK_RUNNER": "dask", "BUGHUNT_DASK_ADDRESS": "tcp://127.0.0.1:8786"}
+
+
+def test_a_scheduler_address_needs_a_prefect_server() -> None:
+    """Workers elsewhere cannot reach a plain run's temporary API: without PREFECT_API_URL a
+    scheduler address is refused, naming the variable; with one, or without a scheduler, not."""
+    with pytest.raises(InputError) as raised:
+        check_runner_env(SCHEDULER, api_url="")
+    assert raised.value.field == "PREFECT_API_URL" and "tcp://127.0.0.1:8786" in str(raised.value)
+    check_runner_env({**SCHEDULER, "PREFECT_API_URL": "http://127.0.0.1:4200/api"})
+    check_runner_env({"BUGHUNT_TASK_RUNNER": "dask"}, api_url="")  # a local cluster: its own API
+    check_runner_env({}, api_url="")
+
+
+def test_run_refuses_a_scheduler_without_a_server_before_prefect_starts(tmp_path: Path) -> None:
+    """``bughunt run nightly`` in a process with no Prefect server configured says so in one
+    line, exit 2, before any server, container or ledger exists."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "BUGHUNT_"))}
+    env |= SCHEDULER | {"PREFECT_HOME": str(tmp_path / "prefect")}
+    ledger = tmp_path / "l.duckdb"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "run",
+            "nightly",
+            "--corpus",
+            str(DEMO),
+            "--ledger",
+            str(ledger),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "PREFECT_API_URL" in lines[0] and "Dask scheduler" in lines[0]
+    assert not ledger.exists() and "Starting temporary server" not in proc.stdout + proc.stderr
