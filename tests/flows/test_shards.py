@@ -10,24 +10,14 @@ import pytest
 
 import tasks.sandbox
 from bughunt.errors import TerminalError
-from flows import RunParams, nightly_flow
+from flows import nightly_flow
 from ledger import Ledger
 from tests.flows.corpora import SEVEN, mini_corpus
+from tests.flows.test_adaptive import params
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 CASES = SEVEN[:3]
-
-
-def params(tmp_path: Path, corpus: Path, **kw: Any) -> RunParams:
-    return RunParams(
-        corpus=str(corpus),
-        ledger=str(tmp_path / "l.duckdb"),
-        out=str(tmp_path / "out"),
-        repeats=1,
-        probe_pairs=0,
-        **kw,
-    )
 
 
 def _rows(store: Ledger, run_id: str) -> dict[str, Any]:

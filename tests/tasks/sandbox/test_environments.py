@@ -87,6 +87,7 @@ def _corpus(root: Path) -> Path:
     dest = mini_corpus(root / "repo", [CASE], extra_agents=AGENT_TABLE)
     config = tomllib.loads((dest / "corpus.toml").read_text())
     kept = [a for a in config.pop("agents") if "environment" not in a or a["name"] == "tooled"]
+    config["targets"] = [t for t in config["targets"] if "environment" not in t]  # the demo's
     text = "".join(f"{key} = {_toml(value)}\n" for key, value in config.items())
     for agent in kept:
         text += "\n[[agents]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in agent.items())

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import ReproOutcome
-from corpus import load_corpus
-from tasks.sandbox import SandboxSettings, check_corpus, run_sandbox
+from corpus import Corpus, load_corpus
+from tasks.sandbox import SandboxResult, SandboxSettings, check_corpus, run_sandbox
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.tasks.sandbox.test_environments import SIX
 
@@ -108,6 +108,18 @@ def _two_target_corpus(root: Path) -> Path:
     return dest
 
 
+def _both_cases(corpus: Corpus, run_id: str) -> SandboxResult:
+    """The demo case and the six case, with the replay agent and the command agent."""
+    return run_sandbox(
+        corpus,
+        case_ids=[DEMO_CASE, SIX_CASE],
+        agents=[a for a in corpus.config.agents if a.name in ("both", "sixer")],
+        case_hashes={},
+        run_id=run_id,
+        settings=SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True),
+    )
+
+
 def test_each_case_runs_on_its_own_target_in_its_own_image(
     sandbox_image: str, tmp_path: Path, run_id: str
 ) -> None:
@@ -115,15 +127,7 @@ def test_each_case_runs_on_its_own_target_in_its_own_image(
     executions record); a command agent on the six target's case runs FROM that image."""
     corpus = load_corpus(_two_target_corpus(tmp_path / "repo"))
     assert corpus.rejected == [] and {c.target for c in corpus.cases} == {"ledgerlite", "sixy"}
-    agents = [a for a in corpus.config.agents if a.name in ("both", "sixer")]
-    result = run_sandbox(
-        corpus,
-        case_ids=[DEMO_CASE, SIX_CASE],
-        agents=agents,
-        case_hashes={},
-        run_id=run_id,
-        settings=SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True),
-    )
+    result = _both_cases(corpus, run_id)
     by = {(p.case_id, p.agent_version): p for p in result.pairs}
     for key, pair in by.items():
         assert pair.outcome is ReproOutcome.REPRODUCED, (key, pair.reason)
@@ -145,16 +149,7 @@ def test_a_target_whose_environment_cannot_be_built_costs_only_its_cases(
     requirements = root / "targets" / "sixy" / "requirements.txt"
     requirements.write_text(f"{missing}==1.0 --hash=sha256:{'0' * 64}\n")
     corpus = load_corpus(root)
-    agents = [a for a in corpus.config.agents if a.name in ("both", "sixer")]
-    settings = SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True)
-    result = run_sandbox(
-        corpus,
-        case_ids=[DEMO_CASE, SIX_CASE],
-        agents=agents,
-        case_hashes={},
-        run_id=run_id,
-        settings=settings,
-    )
+    result = _both_cases(corpus, run_id)
     by = {(p.case_id, p.agent_version): p for p in result.pairs}
     assert by[DEMO_CASE, "both"].outcome is ReproOutcome.REPRODUCED
     for agent in ("both", "sixer"):
