@@ -13,8 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from bughunt.models import ReproOutcome
+from cli import app
 from corpus import Corpus, load_corpus
 from tasks.sandbox import SandboxResult, SandboxSettings, check_corpus, run_sandbox
 from tests.flows.corpora import DEMO, mini_corpus
@@ -169,3 +171,20 @@ def test_a_target_whose_environment_cannot_be_built_costs_only_its_cases(
     assert checks[DEMO_CASE].status.value == "ok"
     assert checks[SIX_CASE].status.value == "broken"
     assert "target sixy could not be built" in (checks[SIX_CASE].reason or "")
+
+
+def test_sandbox_build_names_a_target_it_could_not_build(
+    sandbox_image: str, tmp_path: Path, run_id: str
+) -> None:
+    """``bughunt sandbox build --corpus``: the other images are built or reused, the unbuilt
+    target is one line naming it, exit 1."""
+    root = _two_target_corpus(tmp_path / "repo")
+    missing = f"no-such-project-{run_id[-6:]}"
+    (root / "targets" / "sixy" / "requirements.txt").write_text(
+        f"{missing}==1.0 --hash=sha256:{'0' * 64}\n"
+    )
+    result = CliRunner().invoke(app, ["sandbox", "build", "--corpus", str(root)])
+    assert result.exit_code == 1, result.output
+    assert "for target rankings" in result.stdout  # the demo's second target: reused
+    lines = [line for line in result.stderr.splitlines() if line.startswith("target sixy:")]
+    assert len(lines) == 1 and "not built: " in lines[0] and missing in lines[0]
