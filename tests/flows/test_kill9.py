@@ -313,13 +313,21 @@ def test_kill9_mid_score_leaves_nothing_past_the_next_run_start(
             orphans = in_group(proc.pid) | in_group(judge_pid)
             assert {judge_pid, grandchild} < orphans, "the judge and the server should be left"
             marked = carrying(token)
+            # On Dask the killed run's worker may still be closing and end its judge itself, and
+            # any run start on the machine sweeps dead owners: what is alive once that settles
+            # is what the next run must sweep, before its server starts.
+            time.sleep(3)
+            left = {p for p in orphans if running(p)}
 
             with next_run_started(tmp_path, client, *run_args(tmp_path, corpus, "next")) as line:
                 assert not {p for p in orphans if running(p)}, "the judge or server outlived it"
                 assert not in_group(proc.pid) and not in_group(judge_pid)
                 assert not carrying(token)
                 assert live.survived(client)
-                assert SWEPT in line and re.search(rf"\b{judge_pid}\b", line), "no sweep first"
+                if judge_pid in left:
+                    assert SWEPT in line and re.search(rf"\b{judge_pid}\b", line), (
+                        f"no sweep first: {line}"
+                    )
             # The judge and the server carried the token; the grandchild dropped it.
             assert judge_pid in marked and grandchild not in marked
         finally:
