@@ -486,19 +486,17 @@ def _contract(
     if not settings.check_contract:
         return [], {}
     todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
-    workers = settings.workers or os.cpu_count() or 1
-    images = images or RunImages({})
-    with contextlib.ExitStack() as stack:
-        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
-        new = check_contract(
-            corpus,
-            todo,
-            case_hashes,
-            executor={name: runner for name, (runner, _id) in executors.items()},
-            timeout_s=settings.suite_timeout_s,
-            workers=workers,
-            run_id=run_id,
-        )
+    new = _checks_in_images(
+        corpus,
+        todo,
+        case_hashes,
+        settings,
+        client,
+        image,
+        images or RunImages({}),
+        run_id,
+        recorded=True,
+    )
     by_case = {c.case_id: c for c in new}
     for case_id in case_ids:
         cached = known.get(case_hashes.get(case_id, ""))
@@ -510,6 +508,33 @@ def _contract(
         if check.status is ContractStatus.BROKEN
     }
     return [c for c in new if c.case_hash], broken
+
+
+def _checks_in_images(
+    corpus: Corpus,
+    case_ids: Sequence[str],
+    case_hashes: Mapping[str, str],
+    settings: SandboxSettings,
+    client: Any,
+    image: str,
+    images: RunImages,
+    run_id: str,
+    *,
+    recorded: bool,
+) -> list[ContractCheck]:
+    """The contract checks of ``case_ids``, each target's suite in its own image (each check
+    names ``run_id`` when ``recorded``: a run's, not ``bughunt corpus check``'s)."""
+    with contextlib.ExitStack() as stack:
+        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
+        return check_contract(
+            corpus,
+            case_ids,
+            case_hashes,
+            executor={name: runner for name, (runner, _id) in executors.items()},
+            timeout_s=settings.suite_timeout_s,
+            workers=settings.workers or os.cpu_count() or 1,
+            run_id=run_id if recorded else None,
+        )
 
 
 def _unbuilt_targets(corpus: Corpus, case_ids: Sequence[str], images: RunImages) -> dict[str, str]:
@@ -779,17 +804,10 @@ def check_corpus(
     client, image, _image_id, _swept = _stage_env(run_id, settings)
     images = ensure_corpus_images(corpus, [], client=client, base=image, progress=announce)
     unbuilt = _unbuilt_targets(corpus, [c.case_id for c in corpus.cases], images)
-    workers = settings.workers or os.cpu_count() or 1
-    with contextlib.ExitStack() as stack:
-        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
-        checks = check_contract(
-            corpus,
-            [c.case_id for c in corpus.cases if c.case_id not in unbuilt],
-            case_hashes,
-            executor={name: runner for name, (runner, _id) in executors.items()},
-            timeout_s=settings.suite_timeout_s,
-            workers=workers,
-        )
+    todo = [c.case_id for c in corpus.cases if c.case_id not in unbuilt]
+    checks = _checks_in_images(
+        corpus, todo, case_hashes, settings, client, image, images, run_id, recorded=False
+    )
     checks += [
         ContractCheck(
             case_hash=case_hashes.get(case_id, ""),
