@@ -20,7 +20,7 @@ from typing import Any, Protocol, TypeVar
 from prefect import Task
 from pydantic import BaseModel
 
-from bughunt.models import AgentVersion, RunKind, VerdictOutcome
+from bughunt.models import AgentVersion, JudgeCall, RunKind, VerdictOutcome
 from corpus import Corpus
 from flows._tasks import flake_task, sandbox_task, score_task
 from flows.params import RunParams
@@ -99,6 +99,8 @@ class _Progress:
     scores: list[score.ScoreResult] = field(default_factory=list)
     evaluated: int = 0
     batches: int = 0
+    summarised: bool = True
+    """Whether the last score stage's summary covers every pair (not so after shards)."""
     sandbox_seconds: float = 0.0
 
     def calls_sent(self) -> int:
@@ -116,10 +118,17 @@ def _merged(chain: Chain, merge: Callable[[list[R]], R], parts: list[R]) -> R:
 def _run_batch(
     chain: Chain, ctx: RunContext, cases: list[str], progress: _Progress, *, adaptive: bool
 ) -> None:
-    """One batch's sandbox, flake-update and score stages (a run of one batch probes the
-    judge in its score stage; an adaptive run's batches leave that to one stage at the end)."""
+    """One batch's sandbox, flake-update and score stages.
+
+    The sandbox stage, and the score stage, go in shards of ``--shard-size`` cases
+    (default: the whole batch), submitted at once through the flow's task runner. A
+    batch in one shard probes the judge in its score stage unless the run is adaptive; a
+    batch in several leaves the summary over every pair, and the probes, to one score
+    stage after the last batch (:func:`evaluate`).
+    """
     started = time.perf_counter()
     size = ctx.params.shard_size or len(cases)
+    parts = [cases[i : i + size] for i in range(0, len(cases), size)]
     known = sandbox.known_checks(ctx.run["ledger"], ctx.corpus.name)  # before any shard writes
     shards = chain.shards(
         sandbox_task,
@@ -131,51 +140,104 @@ def _run_batch(
                 classify=ctx.classify,
                 hashed=ctx.hashed,
                 agents=[ctx.baseline, ctx.candidate],
-                case_ids=cases[i : i + size],
+                case_ids=part,
                 known_checks=known,
             )
-            for i in range(0, len(cases), size)
+            for part in parts
         ],
         ctx.params.sandbox_settings(ctx.corpus),
     )
     progress.sandbox_seconds += time.perf_counter() - started
     progress.sandbox.extend(shards)
     ran = shards[0] if len(shards) == 1 else _merged(chain, sandbox.SandboxResult.merge, shards)
-    progress.flakes.append(
-        chain.stage(
-            flake_task,
-            flakes.RECORD,
-            flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
-            flakes.FlakeSettings(),
-        )
+    flaked = chain.stage(
+        flake_task,
+        flakes.RECORD,
+        flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
+        flakes.FlakeSettings(),
     )
+    progress.flakes.append(flaked)
     progress.evaluated += len(cases)
     progress.batches += 1
-    if ctx.judged:
+    if not ctx.judged:
+        return
+    if len(shards) == 1:
         progress.scores.append(_score(chain, ctx, progress, probes=not adaptive))
+        progress.summarised = True
+        return
+    progress.scores.extend(_score_shards(chain, ctx, parts, shards, flaked))
+    progress.summarised = False
+
+
+def _score_shards(
+    chain: Chain,
+    ctx: RunContext,
+    parts: list[list[str]],
+    shards: list[sandbox.SandboxResult],
+    flaked: flakes.FlakeResult,
+) -> list[score.ScoreResult]:
+    """The batch's pairs judged in the sandbox's shards, each shard's cases by one task.
+
+    A shard's pairs are its own cases' (no earlier batch holds them), so it needs
+    nothing of the others; the judge cache is read here, before any shard writes.
+    """
+    cache = _cache(ctx, [c for part in parts for c in part], probes=False)
+    return chain.shards(
+        score_task,
+        score.RECORD,
+        [
+            score.ScoreInputs(
+                **ctx.run,
+                classify=ctx.classify,
+                sandbox=ran,
+                flakes=flaked.for_cases(part),
+                baseline=ctx.baseline,
+                candidate=ctx.candidate,
+                judges=ctx.judges,
+                cached=[c for case in part for c in cache.get(case, [])],
+            )
+            for part, ran in zip(parts, shards, strict=True)
+        ],
+        ctx.params.score_settings(probes=False),
+    )
+
+
+def _cache(ctx: RunContext, cases: list[str], *, probes: bool) -> dict[str, list[JudgeCall]]:
+    """The judge cache the score stage on ``cases`` may use, read from the ledger here."""
+    if ctx.params.refresh_judge:
+        return {}
+    return score.cached_calls(ctx.run["ledger"], [j.name for j in ctx.judges], cases, probes=probes)
 
 
 def _score(
     chain: Chain, ctx: RunContext, progress: _Progress, *, probes: bool
 ) -> score.ScoreResult:
     """A score stage over every batch so far (judging only the pairs not judged yet)."""
-    return chain.stage(
+    judged = {v.case_id for s in progress.scores for v in s.verdicts}
+    cases = sorted({p.case_id for s in progress.sandbox for p in s.pairs} - judged)
+    cache = _cache(ctx, cases, probes=probes and ctx.params.probe_pairs > 0)
+    # as one shard: through the task runner, like every shard of the score stage
+    [result] = chain.shards(
         score_task,
         score.RECORD,
-        score.ScoreInputs(
-            **ctx.run,
-            classify=ctx.classify,
-            sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
-            flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
-            baseline=ctx.baseline,
-            candidate=ctx.candidate,
-            judges=ctx.judges,
-            earlier=_merged(chain, score.ScoreResult.merge, progress.scores)
-            if progress.scores
-            else None,
-        ),
+        [
+            score.ScoreInputs(
+                **ctx.run,
+                classify=ctx.classify,
+                sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
+                flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
+                baseline=ctx.baseline,
+                candidate=ctx.candidate,
+                judges=ctx.judges,
+                earlier=_merged(chain, score.ScoreResult.merge, progress.scores)
+                if progress.scores
+                else None,
+                cached=[c for calls in cache.values() for c in calls],
+            )
+        ],
         ctx.params.score_settings(probes=probes),
     )
+    return result
 
 
 def _stop(ctx: RunContext, order: list[str], progress: _Progress) -> StopReason | None:
@@ -255,7 +317,8 @@ def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
         if decided is not None:
             stop = decided
             break
-    if adaptive and ctx.judged and ctx.params.probe_pairs > 0 and progress.scores:
+    probes_left = adaptive and ctx.params.probe_pairs > 0
+    if ctx.judged and progress.scores and (probes_left or not progress.summarised):
         progress.scores.append(_score(chain, ctx, progress, probes=True))
     evaluation = Evaluation(
         adaptive=adaptive,

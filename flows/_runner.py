@@ -7,11 +7,13 @@ the existing scheduler at ``BUGHUNT_DASK_ADDRESS`` (``tcp://host:8786``).
 
 A task called plainly inside a flow (``task(...)``) runs in the flow's own
 thread whatever the task runner is; only ``task.submit`` goes through it.
-:func:`run_stage` submits and waits, so the stages stay sequential and the
-flow process stays the only ledger writer (docs/architecture.md#the-stages).
-A stage split into shards submits them all at once and writes each as it
-returns (``flows/_checkpoint.py``): the thread runner runs them one at a
-time, a Dask cluster on its workers.
+The stages that read the ledger (classify, hash-corpus, flake update,
+report) run so, through :func:`run_stage`: the ledger is a file on the flow's
+machine, and the flow process stays its only reader and writer
+(docs/architecture.md#the-stages). The sandbox and score stages are split
+into shards, pure functions of their inputs, submitted all at once and each
+written as it returns (``flows/_checkpoint.py``): the thread runner runs them
+one at a time, a Dask cluster on its workers.
 """
 
 from __future__ import annotations
@@ -153,8 +155,9 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
 
 
 def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """Run one stage task on the current flow's task runner and return its result.
+    """Run one stage task in the flow's own process (a Prefect task run all the same) and
+    return its result.
 
     The task's own exception is raised here when it fails (after its retries).
     """
-    return task.submit(*args, **kwargs).result()
+    return task(*args, **kwargs)

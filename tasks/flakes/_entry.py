@@ -8,7 +8,7 @@ reads, and the flow only hands the result on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -57,6 +57,14 @@ class FlakeResult(BaseModel):
         return cls(
             flakes=[f for p in parts for f in p.flakes],
             reproductions=[r for p in parts for r in p.reproductions],
+        )
+
+    def for_cases(self, case_ids: Collection[str]) -> FlakeResult:
+        """The part of this result about ``case_ids`` (a score shard's cases)."""
+        wanted = set(case_ids)
+        return FlakeResult(
+            flakes=[f for f in self.flakes if f.case_id in wanted],
+            reproductions=[r for r in self.reproductions if r.case_id in wanted],
         )
 
 

@@ -9,7 +9,8 @@ same list.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -48,3 +49,37 @@ def map_bounded(
         for future in futures:
             future.exception()  # wait for all before raising any
         return [future.result() for future in futures]
+
+
+SLOTS_ENV = "BUGHUNT_SLOTS"
+"""A Dask worker's environment variable: how many pairs a shard runs at once there."""
+
+
+def pool_size(requested: int | None, environ: Mapping[str, str] | None = None) -> int:
+    """How many executions a stage runs at once in this process.
+
+    On a Dask worker, the worker's slots (``BUGHUNT_SLOTS`` in its environment,
+    default 1; at most ``requested`` when a run asks for fewer): the cluster's
+    workers, not a pool inside each shard, set a run's parallelism, and each
+    host says what it can take. Elsewhere ``requested``, or the CPU count.
+    A bad ``BUGHUNT_SLOTS`` raises :class:`InputError` naming it.
+    """
+    if not _on_dask_worker():
+        return requested or os.cpu_count() or 1
+    env = os.environ if environ is None else environ
+    raw = env.get(SLOTS_ENV, "").strip() or "1"
+    if not raw.isdigit() or int(raw) < 1:
+        raise InputError(f"{SLOTS_ENV} must be a positive integer, not {raw!r}", field=SLOTS_ENV)
+    return min(int(raw), requested) if requested else int(raw)
+
+
+def _on_dask_worker() -> bool:
+    # Only a Dask worker process has imported distributed and runs tasks in a worker thread.
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:
+        return False
+    return True

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._image import ensure_image
-from tasks.sandbox._pool import map_bounded
+from tasks.sandbox._pool import map_bounded, pool_size
 from tasks.sandbox._reproduce import (
     FINGERPRINT_REASON,
     CaseTrees,
@@ -72,8 +71,9 @@ class SandboxSettings(BaseModel):
     execution while the clean tree passes well under it reproduces a bug as a hang."""
     agent_timeout_s: float = 180.0
     """Wall-clock deadline of one agent run (an agent's own ``timeout_s`` wins)."""
-    workers: int | None = None
-    """Pairs run at once (default: the CPU count)."""
+    workers: int | None = Field(default=None, exclude=True)
+    """Pairs run at once (default: the CPU count; on a Dask worker, its ``BUGHUNT_SLOTS``).
+    How the stage runs, not what it finds: not part of its checkpoint identity."""
     image: str | None = None
     """Sandbox image (default: the locally built bughunt image)."""
     seed: int = 0
@@ -532,7 +532,7 @@ def _checks_in_images(
             case_hashes,
             executor={name: runner for name, (runner, _id) in executors.items()},
             timeout_s=settings.suite_timeout_s,
-            workers=settings.workers or os.cpu_count() or 1,
+            workers=pool_size(settings.workers),
             run_id=run_id if recorded else None,
         )
 
@@ -576,7 +576,7 @@ def _run_jobs(
     Each agent with a network table gets one gateway for the stage, holding
     its model's key (``model_keys``, by agent name), removed when the stage ends.
     """
-    workers = settings.workers or os.cpu_count() or 1
+    workers = pool_size(settings.workers)
     limits = Limits()
     done = 0
     secrets = secrets or {}

@@ -7,7 +7,7 @@ from tasks.score._adaptive import (
     interval_decided,
     score_interval,
 )
-from tasks.score._cache import ledger_lookup
+from tasks.score._cache import cached_calls, ledger_lookup
 from tasks.score._calibrate import (
     CalibrationRun,
     CalibrationSettings,
@@ -56,6 +56,7 @@ __all__ = [
     "ScoreResult",
     "ScoreSettings",
     "StopReason",
+    "cached_calls",
     "calibrate_judge",
     "calibration_row",
     "call_counts",

@@ -19,6 +19,7 @@ from corpus import Corpus
 from judging.judges import Judge
 from ledger import Ledger
 from tasks.sandbox import recorded_report
+from tasks.score._cache import ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality
 from tasks.score._probe_stage import ProbeContext, probe_judge, probe_self_preference
 from tasks.score._stage import ScoreSettings
@@ -89,7 +90,11 @@ def probe_corpus(
             "no recorded report: probes need replay agents' reports", file=str(corpus.config_file)
         )
     ctx = ProbeContext(
-        families=families, quality=quality, run_id=run_id, settings=settings, ledger=ledger
+        families=families,
+        quality=quality,
+        run_id=run_id,
+        settings=settings,
+        cache=ledger_lookup(ledger),
     )
     calls: list[JudgeCall] = []
     probes: list[BiasProbe] = []

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import Field
+
 from bughunt.models import AgentVersion, JudgeCall, Reproduction, Row
 from judging.judges import JudgeConfig, build_judge
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
@@ -34,6 +36,10 @@ class ScoreInputs(StageInputs):
     earlier: ScoreResult | None = None
     """What earlier batches of an adaptive run scored (``sandbox`` and ``flakes`` then cover
     them too): their pairs are not judged again."""
+    cached: list[JudgeCall] | None = Field(default=None, exclude=True)
+    """Earlier judge calls that may answer this stage's, read from the ledger by the flow before
+    the stage was submitted (a stage on another machine has no ledger to read); ``None``: read
+    the ledger where the stage runs. Not part of the stage's identity, like the ledger itself."""
 
 
 def evidence_of(
@@ -87,6 +93,7 @@ def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
         settings=settings,
         ledger=inputs.ledger,
         earlier=inputs.earlier,
+        cached=inputs.cached,
     )
 
 

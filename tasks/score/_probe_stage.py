@@ -27,6 +27,7 @@ from judging.bias import (
 )
 from judging.judges import (
     Breaker,
+    CallLookup,
     Judge,
     JudgeRequest,
     ReportFeatures,
@@ -34,8 +35,6 @@ from judging.judges import (
     call_judge,
     load_cache,
 )
-from ledger import Ledger
-from tasks.score._cache import ledger_lookup
 
 if TYPE_CHECKING:
     from tasks.score._stage import ScoreSettings
@@ -51,7 +50,8 @@ class ProbeContext:
     settings: ScoreSettings
     breakers: dict[str, Breaker] = field(default_factory=dict)
     """One circuit breaker per judge, shared with the stage's pair calls."""
-    ledger: Ledger | None = None
+    cache: CallLookup | None = None
+    """Earlier calls that may answer probe calls (``None``: none)."""
 
 
 DEFAULT_QUALITY = 0.5
@@ -94,9 +94,7 @@ def _judge_fn(
         for p in pairs
         for side in (Side.A, Side.B)
     }
-    cache = load_cache(
-        ledger_lookup(ctx.ledger), judge.name, list(requests.values()), refresh=ctx.settings.refresh
-    )
+    cache = load_cache(ctx.cache, judge.name, list(requests.values()), refresh=ctx.settings.refresh)
     breaker = ctx.breakers.setdefault(judge.name, Breaker())
 
     def judge_fn(op: OrderedPair) -> Winner | None:

@@ -28,7 +28,7 @@ from judging.judges import (
     load_cache,
 )
 from ledger import Ledger
-from tasks.score._cache import ledger_lookup
+from tasks.score._cache import calls_lookup, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
@@ -220,14 +220,17 @@ def score_stage(
     settings: ScoreSettings,
     ledger: Ledger | None = None,
     earlier: ScoreResult | None = None,
+    cached: Sequence[JudgeCall] | None = None,
 ) -> ScoreResult:
     """Judge every candidate/baseline pair of the batch and measure the judge's biases.
 
     ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
     pair whose reports are missing or unusable is unscored with the reason and
     costs no call. Judge failures are failures to judge: unscored, never ties.
-    ``ledger`` (read only) answers unchanged calls from the cache unless
-    ``settings.refresh``. One circuit breaker per judge for the whole stage.
+    Unchanged calls are answered from the cache unless ``settings.refresh``:
+    ``cached`` (the calls the flow read for this stage), else ``ledger`` (read
+    only). One circuit breaker per judge for the whole stage (a sharded stage:
+    per shard, each shard's failures its own).
 
     ``earlier`` is what the earlier batches of an adaptive run scored: their
     pairs (in ``evidence`` too) are not judged again — their calls are reused
@@ -235,6 +238,7 @@ def score_stage(
     The result holds this batch's calls and verdicts only.
     """
     breakers: dict[str, Breaker] = {}
+    lookup = calls_lookup(cached) if cached is not None else ledger_lookup(ledger)
     config = StrategyConfig(
         strategy=settings.strategy,
         judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
@@ -258,7 +262,7 @@ def score_stage(
             max_in_flight=settings.max_in_flight,
             deadline_s=settings.deadline_s,
             breaker=breaker,
-            cache=load_cache(ledger_lookup(ledger), name, batch, refresh=settings.refresh),
+            cache=load_cache(lookup, name, batch, refresh=settings.refresh),
         )
         calls.extend(result.calls)
         if result.degraded:
@@ -286,7 +290,7 @@ def score_stage(
                 run_id=run_id,
                 settings=settings,
                 breakers=breakers,
-                ledger=ledger,
+                cache=lookup,
             ),
         )
 

@@ -1,5 +1,5 @@
-"""A batch's sandbox work in shards, each written with its checkpoint as it returns (real Docker
-and DuckDB, Prefect's thread runner: one shard after another)."""
+"""A batch's sandbox and score work in shards, each written with its checkpoint as it returns
+(real Docker and DuckDB, Prefect's thread runner: one shard after another)."""
 
 from __future__ import annotations
 
@@ -24,27 +24,40 @@ def _rows(store: Ledger, run_id: str) -> dict[str, Any]:
     """What one run left: sandbox checkpoints, observations (and distinct ids), verdicts."""
     one = store.query(
         "SELECT (SELECT count(*) FROM stage_outputs WHERE run_id = ? AND stage = 'sandbox') AS "
-        "shards, (SELECT count(*) FROM observations WHERE run_id = ?) AS obs, "
-        "(SELECT count(DISTINCT record_id) FROM observations WHERE run_id = ?) AS ids",
-        [run_id] * 3,
+        "shards, (SELECT count(*) FROM stage_outputs WHERE run_id = ? AND stage = 'score') AS "
+        "scores, (SELECT count(*) FROM observations WHERE run_id = ?) AS obs, "
+        "(SELECT count(DISTINCT record_id) FROM observations WHERE run_id = ?) AS ids, "
+        "(SELECT count(*) FROM judge_calls WHERE run_id = ?) AS calls",
+        [run_id] * 5,
     )[0]
     verdicts = store.query(
-        "SELECT case_id, outcome FROM verdicts WHERE run_id = ? ORDER BY case_id", [run_id]
+        "SELECT case_id, outcome, calls FROM verdicts WHERE run_id = ? ORDER BY case_id", [run_id]
     )
-    return {**one, "verdicts": [(v["case_id"], v["outcome"]) for v in verdicts]}
+    return {**one, "verdicts": [(v["case_id"], v["outcome"], v["calls"]) for v in verdicts]}
 
 
 def test_shards_give_the_rows_of_one_stage(tmp_path: Path) -> None:
-    """Three cases in shards of one: three sandbox checkpoints, and the same observations and
-    verdicts as the run in one shard (every seed derives from the case and run, not the shard)."""
+    """Three cases in shards of one: three sandbox and three score checkpoints (and the
+    summary's over every shard), and the same observations, judge calls, verdicts and headline
+    as the run in one shard (every seed derives from the case and run, not the shard)."""
     corpus = mini_corpus(tmp_path / "c", CASES)
     store = Ledger(tmp_path / "l.duckdb")
     whole = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-whole", seed=7))
-    split = nightly_flow(
-        params=params(tmp_path, corpus, run_id="nightly-split", seed=7, shard_size=1)
+    split = nightly_flow(  # judged afresh, not from the first run's cache
+        params=params(
+            tmp_path, corpus, run_id="nightly-split", seed=7, shard_size=1, refresh_judge=True
+        )
     )
     one, three = _rows(store, whole.run_id), _rows(store, split.run_id)
     assert (one["shards"], three["shards"]) == (1, 3)
+    assert (one["scores"], three["scores"]) == (1, 3 + 1)
+    assert three["calls"] == one["calls"] > 0
+    probe = {"run_id", "created_at"}
+    assert [p.model_dump(exclude=probe) for p in split.summary.probes] == [
+        p.model_dump(exclude=probe) for p in whole.summary.probes
+    ]
+    assert whole.summary.probes
+    assert split.summary.headline == whole.summary.headline
     assert three["obs"] == three["ids"] == one["obs"] > 0
     assert three["verdicts"] == one["verdicts"] and len(one["verdicts"]) == len(CASES)
     assert split.summary.evaluation is not None and split.summary.evaluation.batches == 1
@@ -97,3 +110,33 @@ def test_a_failed_shard_is_the_only_one_redone(
     rows = _rows(store, again.run_id)
     assert rows["shards"] == 3 and rows["obs"] == rows["ids"] > first["obs"]
     assert len(rows["verdicts"]) == len(CASES)
+
+
+def test_score_shards_answer_from_the_cache_the_flow_hands_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second run on the same reports: every score shard's calls come from the cache, which
+    the flow read and handed in; no score stage reads the ledger itself."""
+    corpus = mini_corpus(tmp_path / "c", CASES)
+    store = Ledger(tmp_path / "l.duckdb")
+    first = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-one", shard_size=1))
+    import tasks.score._stage as stage
+
+    def no_ledger(ledger: Any) -> Any:
+        raise AssertionError("a score stage read the ledger")
+
+    monkeypatch.setattr(stage, "ledger_lookup", no_ledger)
+    second = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-two", shard_size=1))
+    calls = store.query(
+        "SELECT run_id, count(*) AS n, count(*) FILTER (WHERE cached) AS hits FROM judge_calls "
+        "GROUP BY run_id ORDER BY run_id",
+    )
+    by_run = {c["run_id"]: (c["n"], c["hits"]) for c in calls}
+    assert by_run[first.run_id][1] == 0
+    assert by_run[second.run_id] == (by_run[first.run_id][0], by_run[first.run_id][0])
+    assert first.summary.headline is not None and second.summary.headline is not None
+    sent = {"calls_sent", "requests"}  # none sent the second time
+    assert second.summary.headline.calls_sent == 0 < first.summary.headline.calls_sent
+    assert second.summary.headline.model_dump(exclude=sent) == (
+        first.summary.headline.model_dump(exclude=sent)
+    )
