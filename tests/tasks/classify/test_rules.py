@@ -524,6 +524,19 @@ def test_tokenizer_merges_two_word_operators() -> None:
     assert tokenize('f"{a:02d}" + "x # y"', "python") == ('f"{a:02d}"', "+", '"x # y"')
 
 
+def _one_hunk(removed: list[str], added: list[str]) -> str:
+    return f"--- a/m.py\n+++ b/m.py\n@@ -1,{len(removed)} +1,{len(added)} @@\n" + "".join(
+        [*(f"-{line}\n" for line in removed), *(f"+{line}\n" for line in added)]
+    )
+
+
+def _cpu_seconds_to_classify(diff: str) -> float:
+    patch = parse_patch(diff)
+    started = time.process_time()
+    categorize(patch)
+    return time.process_time() - started
+
+
 @pytest.mark.parametrize(
     ("removed", "added"),
     [
@@ -534,15 +547,20 @@ def test_tokenizer_merges_two_word_operators() -> None:
     ids=["long-repetitive-lines", "repetitive-block", "unequal-rewrite"],
 )
 def test_hostile_large_patches_classify_quickly(removed: list[str], added: list[str]) -> None:
-    """Patches near the 1 MiB limit shaped to make diffing quadratic still classify in seconds."""
-    diff = f"--- a/m.py\n+++ b/m.py\n@@ -1,{len(removed)} +1,{len(added)} @@\n" + "".join(
-        [*(f"-{line}\n" for line in removed), *(f"+{line}\n" for line in added)]
-    )
+    """Patches near the 1 MiB limit shaped to make diffing quadratic cost about what a plain
+    patch of the same size costs: a ratio of CPU times in one test, so neither the machine's
+    load nor coverage's tracing moves it (quadratic work would be hundreds of times over)."""
+    diff = _one_hunk(removed, added)
     assert len(diff) < 1024 * 1024
-    patch = parse_patch(diff)
-    started = time.perf_counter()
-    categorize(patch)
-    assert time.perf_counter() - started < 5
+    # The plain patch: each line edited in place, one-to-one, as many bytes as the hostile one.
+    plain_lines = max(1, len(diff) // (2 * len("-x00000 = 00000\n")))
+    plain = _one_hunk(
+        [f"x{i:05d} = {i:05d}" for i in range(plain_lines)],
+        [f"x{i:05d} = {i + 1:05d}" for i in range(plain_lines)],
+    )
+    hostile_s = _cpu_seconds_to_classify(diff)
+    plain_s = _cpu_seconds_to_classify(plain)
+    assert hostile_s < 8 * max(plain_s, 0.05), (hostile_s, plain_s)
 
 
 _OPERANDS = st.lists(
