@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from scipy.stats import binomtest, norm
-
 Interval = tuple[float, float]
 
 
@@ -23,6 +21,9 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval | None:
         return None
     if not 0 <= successes <= n:
         raise ValueError(f"successes {successes} outside [0, {n}]")
+    # late: scipy costs ~0.7 s to import, and most commands never need it
+    from scipy.stats import binomtest
+
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return (float(ci.low), float(ci.high))
 
@@ -37,6 +38,8 @@ def sign_test(wins: int, losses: int) -> float | None:
     n = wins + losses
     if n == 0:
         return None
+    from scipy.stats import binomtest  # late, as in wilson()
+
     return float(binomtest(wins, n, 0.5, alternative="two-sided").pvalue)
 
 
@@ -63,6 +66,8 @@ def case_mean(
     if all(v in (0.0, 1.0) for v in values):
         return total / n, wilson(round(total), n, confidence)
     p = total / n
+    from scipy.stats import norm  # late, as in wilson()
+
     z = float(norm.ppf(0.5 + confidence / 2))
     scale = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / scale

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import DegenerateDataWarning, bootstrap
 
 from bughunt.models import Winner
 from bughunt.stats import Interval
@@ -126,6 +125,8 @@ def kappa_interval(
     """
     if len(labels) < 2 or cohen_kappa(labels, verdicts) is None:
         return None
+    from scipy.stats import DegenerateDataWarning, bootstrap  # late: scipy costs ~0.7 s to import
+
     with warnings.catch_warnings():
         # scipy warns when some resamples are undefined; they are left out below.
         warnings.simplefilter("ignore", DegenerateDataWarning)

@@ -51,9 +51,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Literal
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
@@ -67,6 +65,9 @@ from judging.judges._protocol import (
     RateLimited,
     ServerError,
 )
+
+if TYPE_CHECKING:
+    import openai
 
 Structured = Literal["auto", "on", "off"]
 _DETAIL_LIMIT = 300
@@ -113,6 +114,8 @@ class OpenAIJudge:
 
     def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
         """One chat completion; the answer text, or a transport error."""
+        import openai  # late: the SDK costs ~0.8 s to import, and only an openai judge needs it
+
         with self._lock:
             use_schema = self.structured != "off"
         try:
@@ -132,6 +135,8 @@ class OpenAIJudge:
     # --- internals -----------------------------------------------------------
 
     def _new_client(self) -> openai.OpenAI:
+        import openai  # late, as in complete()
+
         return openai.OpenAI(
             base_url=self.base_url,
             # The SDK insists on some key; endpoints without auth ignore it.
@@ -146,6 +151,8 @@ class OpenAIJudge:
             return self._new_client()
 
     def _send(self, system: str, user: str, timeout_s: float, use_schema: bool) -> str:
+        import openai  # late, as in complete()
+
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -195,6 +202,8 @@ class OpenAIJudge:
         return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
 
     def _map(self, exc: openai.OpenAIError) -> JudgeError:
+        import openai  # late, as in complete()
+
         detail = self._detail(exc)
         if isinstance(exc, openai.APITimeoutError):
             return JudgeTimeout(f"no response from {self.model} in time: {detail}")

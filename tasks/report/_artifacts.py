@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
-
 from bughunt.models import RunKind
 from tasks.report import _format as fmt
 from tasks.report._escape import clip, md_escape
@@ -98,6 +96,9 @@ def publish_artifacts(summary: RunSummary, markdown: str) -> dict[str, UUID]:
     the run that made it (outside one, Prefect stores them unlinked).
     ``markdown`` is :func:`~tasks.report.render_markdown`'s output.
     """
+    # late: Prefect costs ~1 s to import, and only a run (or a re-rendered report) publishes
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
     keys = artifact_keys(summary.kind)
     run = md_escape(summary.run_id)
     return {

@@ -18,12 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
-
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import PercentFormatter
+from typing import TYPE_CHECKING, Any
 
 from bughunt.models import RunKind
 from tasks.report._escape import sanitize_svg
@@ -34,6 +29,9 @@ from tasks.report._history import (
     ReproPoint,
     WinRatePoint,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 NO_HISTORY = "no history yet"
 """What a chart without a point says."""
@@ -120,6 +118,11 @@ def _draw(
     reference: tuple[float, str] | None = None,
 ) -> str:
     """One line chart with a 95% band per series over evenly spaced runs (or nights)."""
+    # late: matplotlib costs ~0.5 s to import, and only a report draws charts
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
     with matplotlib.rc_context({**_RC, "svg.hashsalt": f"bughunt-{key}"}):
         fig = Figure(figsize=(6.4, 2.5), layout="constrained")
         ax: Axes = fig.add_subplot()

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import norm
 
 from tasks.score._gate import REGRESSION_TESTS, GateThresholds
 from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
@@ -73,6 +72,8 @@ def _decide(
     their drawn order, shape ``(runs, T)``. Regression is checked first, so a
     run never both passes and regresses; n = 1 decides nothing.
     """
+    from scipy.stats import norm  # late: scipy costs ~0.7 s to import; only simulations need it
+
     n = np.arange(1, x.shape[-1] + 1, dtype=np.float64)
     z_pass = float(norm.ppf(1 - thresholds.alpha))
     z_regression = float(norm.ppf(1 - thresholds.alpha / REGRESSION_TESTS))

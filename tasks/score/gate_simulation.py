@@ -29,7 +29,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from scipy.stats import norm
 
 from bughunt.stats import wilson
 from tasks.score._gate import GateThresholds, gate_steps
@@ -302,6 +301,8 @@ def score_test_cases(
     ``n = ⌈σ² (z₁₋α + z_power)² / margin²⌉``. When that exceeds the corpus,
     the corpus: no n on it has the power.
     """
+    from scipy.stats import norm  # late: scipy costs ~0.7 s to import; only simulations need it
+
     z = float(norm.ppf(1 - alpha) + norm.ppf(power))
     n = math.ceil(variance * z * z / (margin * margin) - 1e-9)
     return min(max(n, 1), population)
