@@ -12,7 +12,7 @@ import typer
 from bughunt.models import RunKind
 from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
-from flows import RunParams, prepare
+from flows import RunParams, evaluates_nothing, prepare
 from tasks.classify import changed_paths
 from tasks.report import headline_lines, run_counts
 from tasks.sandbox import claim_and_sweep
@@ -102,12 +102,19 @@ def pr(
     """
     raw = diff.read_bytes()
     changed_paths(raw, file=str(diff))  # bad input: exit 2 before Prefect starts, nothing stored
-    prepare(params, RunKind.PR, raw)
-    claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
-    _local_prefect()
-    from flows.pr import pr_flow
+    prepared = prepare(params, RunKind.PR, raw)
+    if evaluates_nothing(prepared, raw):
+        # The plan runs no case: the run is recorded and reported here, with no flow run and
+        # no Prefect server (nothing would be orchestrated).
+        from flows import run_pipeline
 
-    result = pr_flow(diff=str(diff), params=params)
+        result = run_pipeline(params, RunKind.PR, raw, orchestrated=False)
+    else:
+        claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
+        _local_prefect()
+        from flows.pr import pr_flow
+
+        result = pr_flow(diff=str(diff), params=params)
     if as_json:
         print_json(
             _as_json(result)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from flows.params import RunParams, new_run_id, run_seed
 
 if TYPE_CHECKING:
-    from flows._inputs import prepare
+    from flows._inputs import evaluates_nothing, prepare
     from flows._pipeline import STAGES, RunResult, run_pipeline
     from flows.nightly import nightly_flow
     from flows.pr import pr_flow
@@ -23,6 +23,7 @@ _LAZY = {
     "RunResult": "flows._pipeline",
     "run_pipeline": "flows._pipeline",
     "prepare": "flows._inputs",
+    "evaluates_nothing": "flows._inputs",
     "nightly_flow": "flows.nightly",
     "pr_flow": "flows.pr",
 }
@@ -31,6 +32,7 @@ __all__ = [
     "STAGES",
     "RunParams",
     "RunResult",
+    "evaluates_nothing",
     "new_run_id",
     "nightly_flow",
     "pr_flow",

@@ -17,12 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from prefect import Task
 from pydantic import BaseModel
 
 from bughunt.models import AgentVersion, JudgeCall, RunKind, VerdictOutcome
 from corpus import Corpus
-from flows._tasks import flake_task, sandbox_task, score_task
 from flows.params import RunParams
 from judging.judges import JudgeConfig
 from ledger import StageInputs, StageRecord
@@ -48,16 +46,10 @@ R = TypeVar("R", bound=BaseModel)
 class Chain(Protocol):
     """The run's stages so far (``flows._pipeline._Chain``)."""
 
-    def stage(
-        self, task: Task[[In, Any], R], record: StageRecord[In, R], inputs: In, settings: BaseModel
-    ) -> R: ...
+    def stage(self, record: StageRecord[In, R], inputs: In, settings: BaseModel) -> R: ...
 
     def shards(
-        self,
-        task: Task[[In, Any], R],
-        record: StageRecord[In, R],
-        shards: Sequence[In],
-        settings: BaseModel,
+        self, record: StageRecord[In, R], shards: Sequence[In], settings: BaseModel
     ) -> list[R]: ...
 
     def combine(self, result: R, parts: list[Any]) -> R: ...
@@ -131,7 +123,6 @@ def _run_batch(
     parts = [cases[i : i + size] for i in range(0, len(cases), size)]
     known = sandbox.known_checks(ctx.run["ledger"], ctx.corpus.name)  # before any shard writes
     shards = chain.shards(
-        sandbox_task,
         sandbox.RECORD,
         [
             sandbox.SandboxInputs(
@@ -151,7 +142,6 @@ def _run_batch(
     progress.sandbox.extend(shards)
     ran = shards[0] if len(shards) == 1 else _merged(chain, sandbox.SandboxResult.merge, shards)
     flaked = chain.stage(
-        flake_task,
         flakes.RECORD,
         flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
         flakes.FlakeSettings(),
@@ -183,7 +173,6 @@ def _score_shards(
     """
     cache = _cache(ctx, [c for part in parts for c in part], probes=False)
     return chain.shards(
-        score_task,
         score.RECORD,
         [
             score.ScoreInputs(
@@ -218,7 +207,6 @@ def _score(
     cache = _cache(ctx, cases, probes=probes and ctx.params.probe_pairs > 0)
     # as one shard: through the task runner, like every shard of the score stage
     [result] = chain.shards(
-        score_task,
         score.RECORD,
         [
             score.ScoreInputs(

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from prefect.futures import PrefectFuture, as_completed
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from bughunt.hashing import hash_json
 from bughunt.models import StageOutput
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
+
+if TYPE_CHECKING:  # shards are Prefect futures; a run with no flow run imports no Prefect
+    from prefect.futures import PrefectFuture
 
 In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
@@ -110,6 +112,8 @@ class Checkpoints:
         that did not finish. A shard that fails is raised after every other one
         has returned and been written.
         """
+        from prefect.futures import as_completed
+
         keys = [self.identity(inputs, settings) for inputs in shards]
         out: dict[int, tuple[R, bool]] = {}
         pending: dict[PrefectFuture[R], int] = {}

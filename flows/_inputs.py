@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
-from bughunt.models import AgentVersion, RunInfo, RunKind
+from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind
 from corpus import (
     CACHE_FILE,
     TREE_EXCLUDE,
@@ -38,6 +38,7 @@ from flows._runner import check_runner_env
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger
+from tasks.classify import CaseScope, plan_for_diff
 from tasks.sandbox import corpus_images
 from tasks.score import GateThresholds, load_gate_thresholds
 
@@ -214,3 +215,16 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     return Prepared(
         store, run_id, params, corpus, baseline, candidate, judges, gate, hash_cache, inputs
     )
+
+
+def evaluates_nothing(run: Prepared, pr_diff: bytes) -> bool:
+    """Whether a PR's plan runs neither the sandbox nor the score stage (a docs-only change).
+
+    The classify stage makes the same plan from the same diff, so such a run
+    needs no flow run and no Prefect server: ``bughunt run pr`` then runs it
+    in this process (``run_pipeline(..., orchestrated=False)``). Raises
+    :class:`InputError` for a diff that cannot be parsed, as the stage would.
+    """
+    plan = plan_for_diff(run.corpus, pr_diff)
+    evaluating = {PipelineStage.SANDBOX, PipelineStage.SCORE} & set(plan.stages)
+    return plan.scope is CaseScope.NONE or not evaluating

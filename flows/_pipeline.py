@@ -15,9 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from prefect import Task
-from prefect.client.schemas.objects import State
-from prefect.states import Completed
 from pydantic import BaseModel
 
 from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
@@ -25,7 +22,7 @@ from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
 from flows._runner import run_stage
-from flows._tasks import classify_task, hash_task, report_task
+from flows._tasks import stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, hash_corpus, report
@@ -62,27 +59,31 @@ class RunResult(BaseModel):
 class _Chain:
     """The stages of one run so far: each is resumed from its checkpoint or run as a task."""
 
-    def __init__(self, store: Ledger, run_id: str) -> None:
+    def __init__(self, store: Ledger, run_id: str, *, orchestrated: bool = True) -> None:
         self.checkpoints = Checkpoints(store, run_id)
+        self.orchestrated = orchestrated
+        """Whether stages run as Prefect tasks (inside a flow run) or as their plain functions."""
         self.ran: list[str] = []
         self.resumed: list[str] = []
 
-    def stage(
-        self, task: Task[[In, Any], R], record: StageRecord[In, R], inputs: In, settings: BaseModel
-    ) -> R:
-        result, resumed = self.checkpoints.run(
-            record, inputs, settings, lambda: run_stage(task, inputs, settings)
-        )
+    def stage(self, record: StageRecord[In, R], inputs: In, settings: BaseModel) -> R:
+        def compute() -> R:
+            if not self.orchestrated:
+                result: R = stage_function(record)(inputs, settings)
+                return result
+            computed: R = run_stage(stage_task(record.name), inputs, settings)
+            return computed
+
+        result, resumed = self.checkpoints.run(record, inputs, settings, compute)
         (self.resumed if resumed else self.ran).append(record.name)
         return result
 
     def shards(
-        self,
-        task: Task[[In, Any], R],
-        record: StageRecord[In, R],
-        shards: Sequence[In],
-        settings: BaseModel,
+        self, record: StageRecord[In, R], shards: Sequence[In], settings: BaseModel
     ) -> list[R]:
+        if not self.orchestrated:  # shards go through a flow's task runner
+            raise ValueError(f"the {record.name} stage's shards need a flow run")
+        task = stage_task(record.name)
         done = self.checkpoints.run_shards(
             record, shards, settings, lambda inputs: task.submit(inputs, settings)
         )
@@ -98,8 +99,17 @@ class _Chain:
         return [s for s in PipelineStage if s.value in seen]
 
 
-def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> RunResult:
-    """Run (or resume) one run end to end; every ledger write happens here, in bulk."""
+def run_pipeline(
+    params: RunParams, kind: RunKind, pr_diff: bytes | None = None, *, orchestrated: bool = True
+) -> RunResult:
+    """Run (or resume) one run end to end; every ledger write happens here, in bulk.
+
+    ``orchestrated=False`` runs each stage as its plain function, outside any
+    flow run and without Prefect artifacts: for a PR whose plan evaluates
+    nothing (:func:`~flows._inputs.evaluates_nothing`), which then needs no
+    Prefect server; its sandbox or score stage, were the plan to have one,
+    raises :class:`ValueError` (shards need a flow's task runner).
+    """
     run = prepare(params, kind, pr_diff)
     store, run_id, params, corpus = run.store, run.run_id, run.params, run.corpus
     baseline, candidate, gate, hash_cache = run.baseline, run.candidate, run.gate, run.hash_cache
@@ -121,17 +131,15 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
             )
         ]
     )
-    chain = _Chain(store, run_id)
+    chain = _Chain(store, run_id, orchestrated=orchestrated)
     ids = {"run_id": run_id, "ledger": store}
 
     classified = chain.stage(
-        classify_task,
         classify.RECORD,
         classify.ClassifyInputs(**ids, corpus=corpus, pr_diff=pr_diff),
         classify.ClassifySettings(hash_cache=hash_cache),
     )
     hashed = chain.stage(
-        hash_task,
         hash_corpus.RECORD,
         hash_corpus.HashInputs(**ids, corpus=corpus, classify=classified),
         hash_corpus.HashSettings(hash_cache=hash_cache),
@@ -157,7 +165,6 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         )
     out_dir = Path(params.out) if params.out else report.default_out_dir(store, run_id)
     summary = chain.stage(
-        report_task,
         report.RECORD,
         report.ReportInputs(
             **ids,
@@ -180,7 +187,9 @@ def run_pipeline(params: RunParams, kind: RunKind, pr_diff: bytes | None = None)
         report.ReportSettings(gate=gate),
     )
     # every time: a resumed run gets its files back (transcripts from the restored sandbox result)
-    report.publish(summary, store, out_dir, evaluated.sandbox if evaluated else None)
+    report.publish(
+        summary, store, out_dir, evaluated.sandbox if evaluated else None, artifacts=orchestrated
+    )
     return RunResult(
         run_id=run_id,
         kind=kind,
@@ -199,6 +208,9 @@ def finished(result: RunResult) -> RunResult:
     Prefect hands the caller the state's data, so the flow still returns the
     :class:`RunResult`; the Prefect UI shows the message.
     """
+    from prefect.client.schemas.objects import State
+    from prefect.states import Completed  # in a flow run, where Prefect is imported already
+
     state: State[RunResult] = Completed(message=report.closing_message(result.summary), data=result)
     return cast(RunResult, state)
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, ParamSpec, TypeVar
-
-from prefect import Task
-from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from bughunt.errors import InputError
+
+if TYPE_CHECKING:  # Prefect is imported where a runner is made: checking the settings needs none
+    from prefect import Task
+    from prefect.task_runners import TaskRunner
 
 __all__ = [
     "DASK_ADDRESS_ENV",
@@ -142,6 +143,8 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
     Raises :class:`InputError` (naming the variable) for an unknown runner or
     a ``BUGHUNT_DASK_WORKERS`` that is not a positive integer.
     """
+    from prefect.task_runners import ThreadPoolTaskRunner
+
     env = os.environ if environ is None else environ
     kind = _kind(env)
     if kind is RunnerKind.THREADS:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
-
-from prefect import Task, task
-from prefect.cache_policies import NONE
+from typing import TYPE_CHECKING, Any
 
 from bughunt.errors import TransientError
+from ledger import StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score
+
+if TYPE_CHECKING:  # Prefect is imported when a task is first made: a run with no flow needs none
+    from prefect import Task
 
 
 def transient_only(task: Any, task_run: Any, state: Any) -> bool:
@@ -31,21 +32,6 @@ def transient_only(task: Any, task_run: Any, state: Any) -> bool:
         except BaseException as raised:
             exc = raised
     return isinstance(exc, TransientError)
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def stage_task(name: str) -> Callable[[Callable[P, R]], Task[P, R]]:
-    """A stage's task: no input hashing (inputs are large), two retries on transient errors."""
-    return task(
-        name=name,
-        cache_policy=NONE,
-        retries=2,
-        retry_delay_seconds=2,
-        retry_condition_fn=transient_only,
-    )
 
 
 def _sandbox_with_progress(
@@ -65,21 +51,48 @@ def _sandbox_with_progress(
         )
 
 
-def _named(name: str, fn: Callable[P, R]) -> Callable[P, R]:
+StageFn = Callable[[Any, Any], Any]
+
+STAGE_FUNCTIONS: dict[str, StageFn] = {
+    classify.RECORD.name: classify.run,
+    hash_corpus.RECORD.name: hash_corpus.run,
+    sandbox.RECORD.name: _sandbox_with_progress,
+    flakes.RECORD.name: flakes.run,
+    score.RECORD.name: score.run,
+    report.RECORD.name: report.run,
+}
+"""Every stage's ``run(inputs, settings)`` by stage name, as a flow's task runs it."""
+
+
+def stage_function(record: StageRecord[Any, Any]) -> StageFn:
+    """The plain function of ``record``'s stage (run in this process, outside any task)."""
+    return STAGE_FUNCTIONS[record.name]
+
+
+def _named(name: str, fn: StageFn) -> StageFn:
     """``fn`` under the stage's name: a Dask task key is its function's name, and every
     stage's entry point is called ``run``."""
 
     @functools.wraps(fn)
-    def stage(*args: P.args, **kwargs: P.kwargs) -> R:
-        return fn(*args, **kwargs)
+    def stage(inputs: Any, settings: Any) -> Any:
+        return fn(inputs, settings)
 
     stage.__name__ = stage.__qualname__ = name.replace("-", "_")
     return stage
 
 
-classify_task = stage_task(classify.RECORD.name)(_named(classify.RECORD.name, classify.run))
-hash_task = stage_task(hash_corpus.RECORD.name)(_named(hash_corpus.RECORD.name, hash_corpus.run))
-sandbox_task = stage_task(sandbox.RECORD.name)(_named(sandbox.RECORD.name, _sandbox_with_progress))
-flake_task = stage_task(flakes.RECORD.name)(_named(flakes.RECORD.name, flakes.run))
-score_task = stage_task(score.RECORD.name)(_named(score.RECORD.name, score.run))
-report_task = stage_task(report.RECORD.name)(_named(report.RECORD.name, report.run))
+@functools.cache
+def stage_task(record_name: str) -> Task[[Any, Any], Any]:
+    """The stage's Prefect task: no input hashing (inputs are large), two retries on transient
+    errors. Made once per process, on first use."""
+    from prefect import task
+    from prefect.cache_policies import NONE
+
+    made: Task[[Any, Any], Any] = task(
+        name=record_name,
+        cache_policy=NONE,
+        retries=2,
+        retry_delay_seconds=2,
+        retry_condition_fn=transient_only,
+    )(_named(record_name, STAGE_FUNCTIONS[record_name]))
+    return made

@@ -141,7 +141,12 @@ def _evaluated(inputs: ReportInputs) -> list[str]:
 
 
 def publish(
-    summary: RunSummary, ledger: Ledger, out_dir: str | Path, sandbox: SandboxResult | None = None
+    summary: RunSummary,
+    ledger: Ledger,
+    out_dir: str | Path,
+    sandbox: SandboxResult | None = None,
+    *,
+    artifacts: bool = True,
 ) -> Path:
     """Write the run's report files into ``out_dir`` and publish its Prefect artifacts.
 
@@ -149,13 +154,15 @@ def publish(
     ``sandbox``, each command agent's transcript (its scrubbed output and its
     gateway's request log) is written under ``transcripts/`` where the case
     rows link. Returns the folder. Call it inside the flow run, so the
-    artifacts link to it.
+    artifacts link to it; a run with no flow run (``artifacts=False``) has
+    only its files.
     """
     history = load_history(ledger, until_run_id=summary.run_id)
     paths = write_report(summary, history, out_dir)
     if sandbox is not None:
         write_transcripts(sandbox, paths.md.parent)
-    publish_artifacts(summary, render_markdown(summary, history))
+    if artifacts:
+        publish_artifacts(summary, render_markdown(summary, history))
     return paths.md.parent
 
 
