@@ -7,6 +7,7 @@ at a version this code does not know is refused before anything is written.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +34,12 @@ class Migration:
 
 def known_migrations() -> list[Migration]:
     """Every migration shipped with this code, in version order."""
+    return list(_shipped())
+
+
+@functools.cache
+def _shipped() -> tuple[Migration, ...]:
+    # Read once per process: every ledger open asks for the latest version.
     folder = resources.files("ledger").joinpath("migrations")
     found: list[Migration] = []
     for entry in folder.iterdir():
@@ -43,7 +50,7 @@ def known_migrations() -> list[Migration]:
     versions = [m.version for m in found]
     if versions != list(range(1, len(found) + 1)):
         raise LedgerSchemaError(f"migrations are not numbered 1..N without gaps: {versions}")
-    return found
+    return tuple(found)
 
 
 def current_version(con: duckdb.DuckDBPyConnection) -> int:

@@ -28,7 +28,7 @@ from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryErro
 from bughunt.models import ROW_MODELS, Row
 from ledger._codec import arrow_to_rows, arrow_type, rows_to_arrow
 from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
-from ledger._migrate import check_version, migrate
+from ledger._migrate import check_version, known_migrations, migrate
 
 R = TypeVar("R", bound=Row)
 
@@ -45,6 +45,27 @@ _READ_ONLY = {"SELECT", "EXPLAIN", "PRAGMA"}
 def default_path() -> Path:
     """``BUGHUNT_LEDGER`` if set, else ``.bughunt/ledger.duckdb``."""
     return Path(os.environ.get("BUGHUNT_LEDGER") or DEFAULT_PATH)
+
+
+_Signature = tuple[int, int, int, int]
+
+_TRUSTED: dict[str, tuple[_Signature, int]] = {}
+"""Ledger files this process found whole (or left so after its own write), by resolved path:
+the file's (device, inode, size, mtime) then, and its schema version. An unchanged file is not
+inspected again; any change (another process's write, a copy put in its place, a truncation)
+makes it a stranger, inspected on the next open."""
+
+
+def _signature(path: Path) -> _Signature | None:
+    """The file's identity and state, or ``None`` while a write-ahead log is beside it (its
+    content is then not all in the file)."""
+    try:
+        if Path(f"{path}.wal").exists():
+            return None
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -161,15 +182,36 @@ class Ledger:
     def _checked(
         self, con: duckdb.DuckDBPyConnection, *, writing: bool
     ) -> Iterator[duckdb.DuckDBPyConnection]:
-        """``con`` once the file is known to be a whole ledger; damage found later is named too."""
+        """``con`` once the file is known to be a whole ledger; damage found later is named too.
+
+        The inspection (whole blocks, schema version, a ledger at all) is
+        skipped when the file is exactly as this process last found or left
+        it (:data:`_TRUSTED`): it costs tens of milliseconds per open, and a
+        run opens the ledger for every checkpoint.
+        """
+        key = str(self.path.resolve())
+        latest = len(known_migrations())
+        trusted = _TRUSTED.get(key)
+        signature = _signature(self.path)
+        version = None
+        if trusted is not None and signature is not None and trusted[0] == signature:
+            version = trusted[1]
+        ok = False
         try:
             with self._damage_named():
-                self._inspect(con, writing=writing)
-                if writing:
+                if version is None or (not writing and version == 0):
+                    version = self._inspect(con, writing=writing)
+                if writing and version < latest:
                     migrate(con, str(self.path))
+                    version = latest
                 yield con
+            ok = True
         finally:
             con.close()
+            _TRUSTED.pop(key, None)
+            after = _signature(self.path) if ok else None
+            if after is not None and version is not None:
+                _TRUSTED[key] = (after, version)
 
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:

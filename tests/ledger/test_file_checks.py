@@ -134,3 +134,48 @@ def test_a_whole_ledger_passes(good: Path, tmp_path: Path) -> None:
     shutil.copy(good, path)
     Ledger(path).write([_row().model_copy(update={"observation_id": "o2"})])
     assert Ledger(path).query("SELECT count(*) AS n FROM observations") == [{"n": 2}]
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_ledger_broken_in_place_after_use_is_refused(
+    name: str, good: Path, tmp_path: Path
+) -> None:
+    """A file this process has read and written is inspected again once anything changes it:
+    broken in its own place, between two opens, it is refused with its reason."""
+    make, says = BROKEN[name]
+    path = tmp_path / "ledger.duckdb"
+    shutil.copy(good, path)
+    store = Ledger(path)
+    store.write([_row()])
+    assert store.query("SELECT count(*) AS n FROM observations") == [{"n": 2}]
+    staged = tmp_path / "staged.duckdb"
+    make(good, staged)
+    os.replace(staged, path)  # another program puts a broken file where the ledger was
+    with pytest.raises(LedgerFileError, match=says):
+        store.query("SELECT count(*) FROM observations")
+
+
+def test_an_unchanged_ledger_is_inspected_once(
+    good: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads and writes of a file as this process left it skip the whole-file inspection."""
+    import ledger._store as store_module
+
+    path = tmp_path / "ledger.duckdb"
+    shutil.copy(good, path)
+    seen: list[Path] = []
+    real = store_module.check_whole  # type: ignore[attr-defined]  # the name the store calls
+
+    def counting(con: duckdb.DuckDBPyConnection, where: Path) -> None:
+        seen.append(where)
+        real(con, where)
+
+    monkeypatch.setattr(store_module, "check_whole", counting)
+    store = Ledger(path)
+    for _ in range(5):
+        store.query("SELECT count(*) FROM observations")
+        store.write([_row()])
+    assert len(seen) == 1
+    os.utime(path)  # touched from outside: no longer the file this process left
+    store.query("SELECT 1")
+    assert len(seen) == 2
