@@ -51,6 +51,12 @@ BENCHMARKS: list[tuple[str, str, str]] = [
         "≥ 90% real bugs, ≥ 95% mutants",
     ),
     (
+        "benchmarks.cli_latency",
+        "the command line on what needs no flow: `--help`, `sql 'select 1'`, a mistyped judge, "
+        "a docs-only PR; best of 5 fresh interpreters, against each target",
+        "--help and sql ≤ 0.5 s, typo ≤ 1 s, docs-only PR ≤ 3 s (ratio ≤ 1)",
+    ),
+    (
         "benchmarks.ledger_scale",
         "flakes trend and win-rate history views over 10 M observations vs the same "
         "aggregates hand-written over the raw tables",
@@ -65,6 +71,7 @@ QUICK: dict[str, list[str]] = {
     "benchmarks.incremental_rerun": ["--cases", "2", "--probe-pairs", "2"],
     "benchmarks.ledger_scale": ["--observations", "8000", "--nights", "4", "--rounds", "1"],
     "benchmarks.classifier_agreement": [],
+    "benchmarks.cli_latency": ["--rounds", "1"],
 }
 """Arguments that make each benchmark tiny (seconds). ``sandbox_throughput`` has no tiny
 size (it runs the whole demo corpus, hanging test included), so it is not in here."""

@@ -24,6 +24,7 @@ HEADLINE = {
     "benchmarks.incremental_rerun": "counts",
     "benchmarks.ledger_scale": "ratio",
     "benchmarks.classifier_agreement": "agreement",
+    "benchmarks.cli_latency": "ratio",
 }
 NEEDS_DOCKER = {
     "benchmarks.nightly_overhead",
