@@ -61,3 +61,27 @@ def test_a_bound_below_one_is_refused() -> None:
     with pytest.raises(InputError) as info:
         map_bounded(str, [1], max_workers=0)
     assert info.value.field == "max_workers"
+
+
+def test_a_dask_worker_s_slots_bound_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a Dask worker the pool is the worker's BUGHUNT_SLOTS (default 1), at most what a run
+    asks for; in any other process it is what the run asks for, or the CPU count."""
+    import os
+
+    from distributed import Client, LocalCluster
+
+    from tasks.sandbox._pool import pool_size
+
+    assert pool_size(None) == (os.cpu_count() or 1) and pool_size(3) == 3
+    with (
+        LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
+        asked = [None, 2, 8]
+        monkeypatch.delenv("BUGHUNT_SLOTS", raising=False)
+        assert client.gather(client.map(pool_size, asked, pure=False)) == [1, 1, 1]
+        monkeypatch.setenv("BUGHUNT_SLOTS", "4")
+        assert client.gather(client.map(pool_size, asked, pure=False)) == [4, 2, 4]
+        monkeypatch.setenv("BUGHUNT_SLOTS", "many")
+        with pytest.raises(InputError, match="BUGHUNT_SLOTS must be a positive integer"):
+            client.submit(pool_size, None, pure=False).result()
