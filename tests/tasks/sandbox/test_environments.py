@@ -325,6 +325,42 @@ def test_packages_the_base_has_are_not_fetched_again(
 
 
 @pytest.mark.docker
+def test_two_builders_at_once_build_a_missing_image_once(
+    docker_client: Any, sandbox_image: str, tmp_path: Path
+) -> None:
+    """Two shards on one host asking at once for an image it lacks: one builds it (a single
+    build container), the other waits on the host's lock and finds it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = AgentEnvironment(debian=["python3"])
+
+    def ensure(_: int) -> EnvironmentBuild:
+        return ensure_environment(
+            env, corpus_root=tmp_path, client=docker_client, base=sandbox_image, labels=TEST_LABEL
+        )
+
+    since = time.time()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        builds = list(pool.map(ensure, range(2)))
+    try:
+        assert sorted(b.built for b in builds) == [False, True]
+        assert builds[0].image_id == builds[1].image_id
+        events = docker_client.events(
+            since=since,
+            until=time.time() + 1,
+            decode=True,
+            filters={
+                "type": "container",
+                "event": "create",
+                "label": "bughunt.mode=environment-build",
+            },
+        )
+        assert len(list(events)) == 1
+    finally:
+        _remove_image(docker_client, builds[0].tag)
+
+
+@pytest.mark.docker
 def test_an_unknown_debian_package_is_bad_input_before_any_container(
     docker_client: Any, sandbox_image: str, tmp_path: Path, created: list[str]
 ) -> None:
