@@ -71,6 +71,9 @@ class RunContext:
     gate: GateThresholds
     judged: bool
     """Whether the plan scores the pairs (else only the sandbox and flake stages run)."""
+    corpus_content: str | None = None
+    """The corpus folder's content hash the run recorded at its start: every sandbox shard
+    checks that it reads the same content."""
 
 
 @dataclass
@@ -133,6 +136,7 @@ def _run_batch(
                 agents=[ctx.baseline, ctx.candidate],
                 case_ids=part,
                 known_checks=known,
+                corpus_content=ctx.corpus_content,
             )
             for part in parts
         ],

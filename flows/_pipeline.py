@@ -161,6 +161,7 @@ def run_pipeline(
                 kind=kind,
                 gate=gate,
                 judged=PipelineStage.SCORE in planned,
+                corpus_content=run.inputs.get("corpus_content"),
             ),
         )
     out_dir = Path(params.out) if params.out else report.default_out_dir(store, run_id)

@@ -14,7 +14,7 @@ from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
 from tasks.sandbox._contract import check_contract, judge_buggy, known_checks
 from tasks.sandbox._engine import connect
-from tasks.sandbox._entry import RECORD, SandboxInputs, run
+from tasks.sandbox._entry import RECORD, CorpusMismatch, SandboxInputs, check_corpus_content, run
 from tasks.sandbox._environments import (
     EnvironmentBuild,
     corpus_images,
@@ -70,6 +70,7 @@ __all__ = [
     "TEST_FILE",
     "TREE_PATH",
     "CaseTrees",
+    "CorpusMismatch",
     "EnvironmentBuild",
     "ExecResult",
     "Executor",
@@ -92,6 +93,7 @@ __all__ = [
     "case_trees",
     "check_contract",
     "check_corpus",
+    "check_corpus_content",
     "claim_and_sweep",
     "connect",
     "corpus_images",

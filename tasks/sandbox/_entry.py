@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import Field
 
+from bughunt.errors import TerminalError
+from bughunt.hashing import hash_tree
 from bughunt.models import AgentVersion, ContractCheck, Observation, Row
-from corpus import Corpus
+from corpus import TREE_EXCLUDE, Corpus
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 from tasks.classify import ClassifyResult
 from tasks.hash_corpus import HashResult
@@ -32,6 +35,27 @@ class SandboxInputs(StageInputs):
     known_checks: dict[str, ContractCheck] | None = Field(default=None, exclude=True)
     """Contract checks of earlier runs by case hash, read by the flow (a shard reads no
     ledger while the flow writes others'); ``None``: read from the ledger here."""
+    corpus_content: str | None = Field(default=None, exclude=True)
+    """The corpus folder's content hash as the run recorded it when it started; a stage that
+    finds other content at the corpus's path (a worker with another checkout, a corpus changed
+    during the run) stops before running anything. ``None``: not checked."""
+
+
+class CorpusMismatch(TerminalError):
+    """The corpus a stage reads is not the one its run was started on."""
+
+
+def check_corpus_content(corpus: Corpus, expected: str) -> None:
+    """Raise :class:`CorpusMismatch`, naming the folder and this host, unless the corpus
+    folder's content here hashes to ``expected`` (the same hash a run's inputs record)."""
+    found = hash_tree(corpus.root, exclude=TREE_EXCLUDE)
+    if found != expected:
+        raise CorpusMismatch(
+            f"the corpus here (host {socket.gethostname()}) is not the one the run started "
+            f"on: its content hashes to {found[:12]}, the run's to {expected[:12]}; give every "
+            "worker the flow host's checkout of the corpus at the same path (nothing was run)",
+            file=str(corpus.root),
+        )
 
 
 def run(
@@ -41,8 +65,11 @@ def run(
 ) -> SandboxResult:
     """Every planned case × agent in hardened containers (earlier contract checks reused).
 
-    ``progress(done, total)`` is told after each pair.
+    ``progress(done, total)`` is told after each pair. A corpus whose content is not
+    ``inputs.corpus_content`` raises :class:`CorpusMismatch` first.
     """
+    if inputs.corpus_content is not None:
+        check_corpus_content(inputs.corpus, inputs.corpus_content)
     return run_sandbox(
         inputs.corpus,
         case_ids=(inputs.classify.planned_case_ids if inputs.case_ids is None else inputs.case_ids),

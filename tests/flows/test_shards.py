@@ -140,3 +140,25 @@ def test_score_shards_answer_from_the_cache_the_flow_hands_them(
     assert second.summary.headline.model_dump(exclude=sent) == (
         first.summary.headline.model_dump(exclude=sent)
     )
+
+
+def test_a_shard_that_reads_another_corpus_stops_before_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The corpus changes on disk after the run started (as on a worker with another checkout):
+    the shard finds content other than the run's, stops naming the folder, and writes nothing."""
+    corpus = mini_corpus(tmp_path / "c", CASES[:1])
+    store = Ledger(tmp_path / "l.duckdb")
+    p = params(tmp_path, corpus, run_id="nightly-moved", shard_size=1)
+    real = tasks.sandbox.run
+
+    def edited_first(inputs: Any, settings: Any, **kw: Any) -> Any:
+        report = next((corpus / "recorded" / "baseline").glob("*.json"))
+        report.write_text(report.read_text().replace("def test_", "def test_edited_", 1))
+        return real(inputs, settings, **kw)
+
+    monkeypatch.setattr(tasks.sandbox, "run", edited_first)
+    with pytest.raises(tasks.sandbox.CorpusMismatch, match="not the one the run started on"):
+        nightly_flow(params=p)
+    assert _rows(store, "nightly-moved")["shards"] == 0
+    assert store.query("SELECT count(*) AS n FROM observations") == [{"n": 0}]
