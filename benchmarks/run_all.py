@@ -51,6 +51,12 @@ BENCHMARKS: list[tuple[str, str, str]] = [
         "≥ 90% real bugs, ≥ 95% mutants",
     ),
     (
+        "benchmarks.scale_out",
+        "the sandbox stage on 200 synthetic cases: 1 vs 2 Dask workers of one slot each, and "
+        "2 workers vs the single-process stage with 2 inner workers; orchestration per shard",
+        "speed-up ≥ 1.6×; 2 workers not slower than one process",
+    ),
+    (
         "benchmarks.cli_latency",
         "the command line on what needs no flow: `--help`, `sql 'select 1'`, a mistyped judge, "
         "a docs-only PR; best of 5 fresh interpreters, against each target",
@@ -72,6 +78,7 @@ QUICK: dict[str, list[str]] = {
     "benchmarks.ledger_scale": ["--observations", "8000", "--nights", "4", "--rounds", "1"],
     "benchmarks.classifier_agreement": [],
     "benchmarks.cli_latency": ["--rounds", "1"],
+    "benchmarks.scale_out": ["--cases", "1", "--shard-size", "1"],
 }
 """Arguments that make each benchmark tiny (seconds). ``sandbox_throughput`` has no tiny
 size (it runs the whole demo corpus, hanging test included), so it is not in here."""

@@ -1,0 +1,220 @@
+"""The sandbox stage spread over Dask workers: 1 vs 2 workers of one slot each, and vs one process.
+
+The corpus (``benchmarks/_synthetic.py``) has N cases generated from the demo
+target, with two replay agents, so the sandbox work is the contract checks
+and the test executions. The same nightly (``repeats = 1``, simulated judge,
+no probes) runs three times, each on a ledger of its own so that none finds
+another's contract checks:
+
+- ``single``: today's single-process stage, Prefect's thread runner, one shard
+  with 2 inner workers;
+- ``dask×1`` and ``dask×2``: a local Dask cluster of 1 and 2 worker processes
+  (one thread and one slot each), the stage in shards of ``--shard-size``.
+
+The stage's wall time is read from its checkpoints: each shard's
+``stage_outputs.duration_s`` counts from the moment the stage's shards were
+submitted, so the latest is the stage's wall time; a cluster's start is not
+in it. Prefect's orchestration per shard is measured apart: no-op tasks,
+each handed a payload the size of a shard's inputs, one after another through
+a one-worker cluster, minus the same calls made plainly.
+
+The default shard size is chosen from these figures: the smallest size whose
+orchestration costs at most 5 % of its work, at least 1.
+
+Run: ``python -m benchmarks.scale_out [--cases 200] [--shard-size 5]
+[--keep DIR]``. Last line: the speed-up of 2 workers over 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks._flowenv import private_prefect, warm_up
+from benchmarks._synthetic import build_corpus
+from corpus import load_corpus
+from ledger import Ledger
+
+NOOP_SHARDS = 40
+"""No-op tasks submitted to measure orchestration per shard."""
+OVERHEAD_SHARE = 0.05
+"""The orchestration a shard may cost, as a share of its work, for the default size."""
+
+
+def sandbox_wall(ledger: Path, run_id: str) -> tuple[float, int]:
+    """The sandbox stage's wall time (its latest shard's checkpoint) and its shard count."""
+    row = Ledger(ledger).query(
+        "SELECT max(duration_s) AS s, count(*) AS n FROM stage_outputs "
+        "WHERE run_id = ? AND stage = 'sandbox'",
+        [run_id],
+    )[0]
+    return float(row["s"] or 0.0), int(row["n"])
+
+
+def executions(ledger: Path, run_id: str) -> int:
+    return int(
+        Ledger(ledger).query(
+            "SELECT count(*) AS n FROM observations WHERE run_id = ? AND source = 'sandbox'",
+            [run_id],
+        )[0]["n"]
+    )
+
+
+def nightly(corpus: Path, folder: Path, name: str, runner: Any, shard_size: int | None) -> Path:
+    """One nightly on ``corpus`` with ``runner`` (None: the thread runner), in a ledger of its own."""
+    from flows import RunParams, nightly_flow
+
+    ledger = folder / f"{name}.duckdb"
+    flow = nightly_flow if runner is None else nightly_flow.with_options(task_runner=runner)
+    flow(
+        params=RunParams(
+            corpus=str(corpus),
+            ledger=str(ledger),
+            out=str(folder / f"{name}-report"),
+            run_id=f"nightly-{name}",
+            repeats=1,
+            workers=2,
+            probe_pairs=0,
+            seed=7,
+            shard_size=shard_size,
+        )
+    )
+    return ledger
+
+
+def write_per_shard(ledger: Path, run_id: str, cases: int, folder: Path) -> float:
+    """Seconds the flow takes to write one shard's rows with its checkpoint: the observations of
+    ``cases`` cases of the run, re-written to a copy of its ledger (best of 5)."""
+    from bughunt.models import Observation, StageOutput
+
+    store = Ledger(ledger)
+    first = store.query(
+        "SELECT DISTINCT case_id FROM observations WHERE run_id = ? ORDER BY 1 LIMIT ?",
+        [run_id, cases],
+    )
+    ids = [r["case_id"] for r in first]
+    rows = store.read(
+        Observation,
+        f"WHERE run_id = ? AND case_id IN ({', '.join('?' for _ in ids)})",
+        [run_id, *ids],
+    )
+    copy = folder / "write-bench.duckdb"
+    shutil.copy(ledger, copy)
+    target = Ledger(copy)
+    target.query("SELECT 1")  # the copy inspected once, as a run's ledger is
+    best = float("inf")
+    for i in range(5):
+        checkpoint = StageOutput(
+            run_id=run_id, stage="sandbox", inputs_hash=f"bench-{i}", payload={}, duration_s=0.0
+        )
+        start = time.perf_counter()
+        target.write([*rows, checkpoint])
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def orchestration_per_shard(payload: object) -> float:
+    """Seconds Prefect and Dask add to one shard handed ``payload``: submit, run, return, one
+    after another on one worker."""
+    from prefect import flow, task
+    from prefect.cache_policies import NONE
+
+    from flows._runner import dask_task_runner
+
+    blob = payload
+
+    @task(cache_policy=NONE)
+    def shard(payload: object) -> int:
+        return id(payload)
+
+    @flow(task_runner=dask_task_runner(n_workers=1))
+    def shards() -> float:
+        shard.submit(blob).result()  # the worker's first task imports what the others reuse
+        start = time.perf_counter()
+        for _ in range(NOOP_SHARDS):
+            shard.submit(blob).result()
+        return (time.perf_counter() - start) / NOOP_SHARDS
+
+    return float(shards())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--shard-size", type=int, default=5)
+    parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
+    args = parser.parse_args(argv)
+    private_prefect()
+    os.environ.pop("BUGHUNT_SLOTS", None)  # one slot per worker
+    from flows._runner import dask_task_runner
+
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="bughunt-scale-bench-"))
+    try:
+        ids, _ = build_corpus(folder / "corpus", args.cases)
+        warm_up()
+        walls: dict[str, tuple[float, int]] = {}
+        counts: dict[str, int] = {}
+        for name, runner, size in (
+            ("single", None, None),
+            ("dask2", dask_task_runner(n_workers=2), args.shard_size),
+            ("dask1", dask_task_runner(n_workers=1), args.shard_size),
+        ):
+            ledger = nightly(folder / "corpus", folder, name, runner, size)
+            walls[name] = sandbox_wall(ledger, f"nightly-{name}")
+            counts[name] = executions(ledger, f"nightly-{name}")
+        loaded = load_corpus(folder / "corpus")  # the biggest part of a shard's inputs
+        payload = len(pickle.dumps(loaded))
+        per_shard = orchestration_per_shard(loaded)
+        written = write_per_shard(folder / "dask2.duckdb", "nightly-dask2", args.shard_size, folder)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    one, two, single = walls["dask1"][0], walls["dask2"][0], walls["single"][0]
+    per_case = one / len(ids)  # one slot: a case's whole sandbox work, serially
+    # a case's executions: its contract check's two suite runs and its reproduction tests
+    per_execution = one / max(1, counts["dask1"] + 2 * len(ids))
+    size = max(1, math.ceil((per_shard + written) / (OVERHEAD_SHARE * per_case)))
+    print(f"corpus:         {len(ids)} synthetic cases × 2 replay agents, repeats = 1")
+    print(f"executions:     {counts} (each run the same work)")
+    print(f"single process: {single:7.1f} s  (thread runner, 1 shard, 2 inner workers)")
+    print(
+        f"dask × 1:       {one:7.1f} s  ({walls['dask1'][1]} shards of {args.shard_size}, 1 slot)"
+    )
+    print(
+        f"dask × 2:       {two:7.1f} s  ({walls['dask2'][1]} shards of {args.shard_size}, 1 slot each)"
+    )
+    print(f"throughput:     {len(ids) / two * 3600 / 2:,.0f} cases per worker-hour (dask × 2)")
+    print(f"per case:       {per_case:.2f} s of one slot")
+    print(
+        f"orchestration:  {per_shard * 1000:.0f} ms per shard (Prefect task run + Dask, "
+        f"{payload / 1e6:.1f} MB payload)"
+    )
+    print(f"flow's write:   {written * 1000:.0f} ms per shard of {args.shard_size} case(s)")
+    print(
+        f"shard size:     ≥ {size} case(s) keeps orchestration and the write ≤ "
+        f"{OVERHEAD_SHARE:.0%} of a shard"
+    )
+    # 10,000 cases × 2 agents × 3 repeats: per case its contract check (2 suite runs) and, per
+    # agent, both trees × (3 repeats as shown + 3 rewritten).
+    projected = 10_000 * (2 + 2 * 2 * (3 + 3))
+    print(f"per execution:  {per_execution:.2f} s of one slot (dask × 1)")
+    for workers in (1, 10, 50):
+        hours = projected * per_execution / workers / 3600
+        print(
+            f"projected:      10,000 cases × 2 agents × 3 repeats on {workers:>2} worker(s): "
+            f"{hours:6.1f} h"
+        )
+    print(f"dask × 2 vs single process: {single / two:.2f}× (≥ 1: not slower)")
+    print(f"speed-up 2 workers / 1 worker: {one / two:.2f}×")
+
+
+if __name__ == "__main__":
+    main()
