@@ -77,10 +77,15 @@ def default_out_dir(ledger: Ledger, run_id: str) -> Path:
     return ledger.path.parent / "runs" / name
 
 
+REPORT_MODE = 0o644
+"""Mode of the report files: readable by everyone, like the ledger file DuckDB makes."""
+
+
 def _write_atomic(path: Path, text: str) -> None:
     # A reader (or a crash) never sees half a report: write beside it, then rename.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, REPORT_MODE)  # mkstemp makes it 0600: a report is for the team to read
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         os.replace(tmp, path)

@@ -56,6 +56,15 @@ def test_write_report_writes_three_files(
     assert sorted(p.name for p in out_dir.iterdir()) == ["report.html", "report.md", "summary.json"]
 
 
+def test_report_files_are_readable_by_everyone(
+    summary: RunSummary, history: History, out_dir: Path
+) -> None:
+    """The three files are 0644, like the ledger: a report is for the team, not only its writer."""
+    paths = write_report(summary, history, out_dir)
+    for path in (paths.md, paths.html, paths.json):
+        assert path.stat().st_mode & 0o777 == 0o644, path
+
+
 def test_summary_json_is_the_model_dumped(
     summary: RunSummary, history: History, out_dir: Path
 ) -> None:
