@@ -70,6 +70,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cli._ledger_cmds",
         "Run a read-only SQL query on the ledger and print the rows; writes are refused.",
     ),
+    "export": (
+        "cli._ledger_cmds",
+        "Write a ledger table or a read-only query's rows to a CSV, Parquet or JSON Lines file.",
+    ),
     "schema": ("cli._ledger_cmds", "Print the JSON schema of a domain model."),
     "migrate": (
         "cli._ledger_cmds",

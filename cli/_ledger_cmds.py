@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bughunt.models import MODELS
 from cli._common import JsonOpt, LedgerOpt, console, fail, guarded, print_json, print_rows
-from ledger import Ledger, current_version, known_migrations
+from ledger import (
+    ExportFormat,
+    Ledger,
+    current_version,
+    format_for,
+    known_migrations,
+    write_batches,
+)
 
 
 def register(app: typer.Typer) -> None:
     app.command("sql")(sql)
+    app.command("export")(export)
     app.command("schema")(schema)
     app.command("migrate")(migrate)
 
@@ -32,6 +41,43 @@ def sql(
         print_json(rows)
     else:
         print_rows(rows)
+
+
+@guarded
+def export(
+    out: Annotated[Path, typer.Option("--out", help="The file to write (replaced if it exists).")],
+    table: Annotated[
+        str | None, typer.Option("--table", help="A ledger table or view, exported whole.")
+    ] = None,
+    query: Annotated[
+        str | None, typer.Option("--query", help="One read-only statement (as `bughunt sql`).")
+    ] = None,
+    fmt: Annotated[
+        ExportFormat | None,
+        typer.Option("--format", help="csv, parquet or jsonl (default: from the file's suffix)."),
+    ] = None,
+    ledger: LedgerOpt = None,
+) -> None:
+    """Write a ledger table or a read-only query's rows to a CSV, Parquet or JSON Lines file.
+
+    The query runs read-only with DuckDB's external access off (it cannot
+    write or attach files itself); the rows are streamed to the file, which
+    appears whole or not at all.
+    """
+    if (table is None) == (query is None):
+        fail("give exactly one of --table and --query")
+    store = Ledger(ledger)
+    fmt = format_for(out, fmt)
+    if table is not None:
+        known = store.relations()
+        if table not in known:
+            fail(f"no table or view {table!r} in the ledger; known: {', '.join(known)}")
+        # The name is one the ledger's own catalog listed (checked above), quoted.
+        query = f'SELECT * FROM "{table}"'  # noqa: S608
+    assert query is not None
+    with store.user_batches(query) as reader:
+        rows = write_batches(reader, out, fmt)
+    console.print(f"wrote {rows} row(s) to {out} ({fmt.value})", markup=False)
 
 
 @guarded

@@ -319,20 +319,44 @@ class Ledger:
         more than one statement. The connection is read-only with external
         access off, so even a SELECT cannot write files or attach databases.
         """
-        try:
-            statements = duckdb.extract_statements(sql)
-        except duckdb.Error as exc:
-            raise ReadOnlyQueryError(f"could not parse the query: {exc}") from exc
-        if len(statements) != 1:
-            raise ReadOnlyQueryError(f"give exactly one statement (got {len(statements)})")
-        kind = statements[0].type.name
-        if kind not in _READ_ONLY:
-            raise ReadOnlyQueryError(
-                f"only read-only statements are allowed here (SELECT, EXPLAIN, PRAGMA); "
-                f"this is {kind}"
-            )
+        _check_read_only(sql)
         with self.reader() as con:
             try:
                 return con.sql(sql).to_arrow_table()
             except duckdb.Error as exc:
                 raise ReadOnlyQueryError(str(exc)) from exc
+
+    @contextmanager
+    def user_batches(self, sql: str, batch_rows: int = 100_000) -> Iterator[pa.RecordBatchReader]:
+        """A user's read-only statement (checked as :meth:`user_query` checks it) as a stream
+        of Arrow record batches, read while the connection is open (``bughunt export``)."""
+        _check_read_only(sql)
+        with self.reader() as con:
+            try:
+                reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(batch_rows)
+            except duckdb.Error as exc:
+                raise ReadOnlyQueryError(str(exc)) from exc
+            yield reader
+
+    def relations(self) -> list[str]:
+        """The names of the ledger's tables and views (what ``bughunt export --table`` takes)."""
+        rows = self.query(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = 'main' ORDER BY table_name"
+        )
+        return [str(r["table_name"]) for r in rows]
+
+
+def _check_read_only(sql: str) -> None:
+    """Refuse, before running, anything but one SELECT / EXPLAIN / PRAGMA statement."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise ReadOnlyQueryError(f"could not parse the query: {exc}") from exc
+    if len(statements) != 1:
+        raise ReadOnlyQueryError(f"give exactly one statement (got {len(statements)})")
+    kind = statements[0].type.name
+    if kind not in _READ_ONLY:
+        raise ReadOnlyQueryError(
+            f"only read-only statements are allowed here (SELECT, EXPLAIN, PRAGMA); this is {kind}"
+        )

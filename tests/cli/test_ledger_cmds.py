@@ -81,3 +81,85 @@ def test_migrate_reports_version(ledger_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"schema version {len(known_migrations())}" in result.stdout
     assert ledger_path.exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+def test_export_writes_a_table_in_the_format_its_name_says(
+    ledger: Ledger, tmp_path: Path, suffix: str
+) -> None:
+    """`export --table runs` writes every row; read back, the file holds the same run ids."""
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pa_parquet
+
+    ledger.write(
+        [RunInfo(run_id=f"r{i}", kind=RunKind.ADHOC, status=RunStatus.COMPLETED) for i in range(3)]
+    )
+    out = tmp_path / f"runs{suffix}"
+    result = runner.invoke(
+        app, ["export", "--table", "runs", "--out", str(out), "--ledger", str(ledger.path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 3 row(s)" in result.output
+    if suffix == ".csv":
+        ids = pa_csv.read_csv(out).column("run_id").to_pylist()
+    elif suffix == ".parquet":
+        ids = pa_parquet.read_table(out).column("run_id").to_pylist()
+    else:
+        ids = [json.loads(line)["run_id"] for line in out.read_text().splitlines()]
+    assert sorted(ids) == ["r0", "r1", "r2"]
+    assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_export_a_query_as_json_lines(ledger: Ledger, tmp_path: Path) -> None:
+    """`--query` exports what a read-only SELECT returns; times are ISO text in JSON."""
+    ledger.write([RunInfo(run_id="r1", kind=RunKind.ADHOC, status=RunStatus.COMPLETED)])
+    out = tmp_path / "x.data"
+    result = runner.invoke(
+        app,
+        [
+            "export",
+            "--query",
+            "SELECT run_id, recorded_at FROM runs",
+            "--format",
+            "jsonl",
+            "--out",
+            str(out),
+            "--ledger",
+            str(ledger.path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    [row] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["run_id"] == "r1" and "T" in row["recorded_at"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--table", "runs", "--query", "SELECT 1"], "exactly one of --table and --query"),
+        ([], "exactly one of --table and --query"),
+        (["--table", "no_such"], "no table or view 'no_such'"),
+        (["--query", "DELETE FROM runs"], "only read-only statements"),
+        (["--query", "SELECT * FROM read_csv('/etc/passwd')"], "disabled by configuration"),
+        (["--query", "COPY runs TO 'x.csv'"], "only read-only statements"),
+    ],
+)
+def test_export_refuses_what_could_write_or_reach_outside(
+    ledger: Ledger, tmp_path: Path, args: list[str], says: str
+) -> None:
+    """Two sources or none, an unknown table, a writing statement, a file the query would read:
+    exit 2, one line, and no file written."""
+    out = tmp_path / "out.csv"
+    result = runner.invoke(app, ["export", *args, "--out", str(out), "--ledger", str(ledger.path)])
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+    assert not out.exists() and list(tmp_path.glob(".out.csv.*")) == []
+
+
+def test_export_names_a_file_whose_format_it_cannot_tell(ledger: Ledger, tmp_path: Path) -> None:
+    """An unknown suffix without --format is bad input naming the file."""
+    out = tmp_path / "out.txt"
+    result = runner.invoke(
+        app, ["export", "--table", "runs", "--out", str(out), "--ledger", str(ledger.path)]
+    )
+    assert result.exit_code == 2 and "say --format" in result.output and str(out) in result.output

@@ -1,0 +1,130 @@
+"""Write a read-only query's Arrow result to a file a user names: CSV, Parquet or JSON Lines.
+
+The query runs on a read-only connection with DuckDB's external access off
+(:meth:`ledger.Ledger.user_batches`), so DuckDB itself writes nothing; the
+batches are written here, by pyarrow, one at a time (memory stays at one
+batch, whatever the result's size), into a temporary file beside the target
+that is renamed over it only once complete: a failed export leaves no half
+file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, BinaryIO
+from uuid import UUID
+
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pa_parquet
+
+from bughunt.errors import InputError
+
+
+class ExportFormat(StrEnum):
+    """The file formats ``bughunt export`` writes."""
+
+    CSV = "csv"
+    PARQUET = "parquet"
+    JSONL = "jsonl"
+
+
+SUFFIXES = {
+    ".csv": ExportFormat.CSV,
+    ".parquet": ExportFormat.PARQUET,
+    ".jsonl": ExportFormat.JSONL,
+}
+"""The format a file name's suffix implies when none is given."""
+
+
+def format_for(path: Path, given: ExportFormat | None) -> ExportFormat:
+    """``given``, else the one ``path``'s suffix names; :class:`InputError` when neither says."""
+    if given is not None:
+        return given
+    found = SUFFIXES.get(path.suffix.lower())
+    if found is None:
+        known = ", ".join(SUFFIXES)
+        raise InputError(
+            f"say --format (csv, parquet, jsonl): the name does not end in one of {known}",
+            file=str(path),
+            field="format",
+        )
+    return found
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal | UUID):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def _jsonl(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
+    # By hand: pyarrow writes no JSON, and DuckDB's COPY would need the external access the
+    # read-only connection keeps off.
+    rows = 0
+    for batch in reader:
+        for row in batch.to_pylist():
+            out.write(json.dumps(row, default=_json_value, ensure_ascii=False).encode() + b"\n")
+            rows += 1
+    return rows
+
+
+def _csv(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
+    rows = 0
+    with pa_csv.CSVWriter(out, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    return rows
+
+
+def _parquet(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
+    rows = 0
+    with pa_parquet.ParquetWriter(out, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    return rows
+
+
+_WRITERS: dict[ExportFormat, Callable[[pa.RecordBatchReader, BinaryIO], int]] = {
+    ExportFormat.CSV: _csv,
+    ExportFormat.PARQUET: _parquet,
+    ExportFormat.JSONL: _jsonl,
+}
+
+
+def write_batches(reader: pa.RecordBatchReader, path: Path, fmt: ExportFormat) -> int:
+    """Write every batch of ``reader`` to ``path`` in ``fmt``; the rows written.
+
+    The file appears whole or not at all (written beside it, then renamed),
+    readable by everyone (0644, like a report). A folder at ``path``, or a
+    missing parent folder, is an :class:`InputError` naming it.
+    """
+    if path.is_dir():
+        raise InputError("is a folder; give a file name", file=str(path), field="out")
+    if not path.parent.is_dir():
+        raise InputError("its folder does not exist", file=str(path), field="out")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            rows = _WRITERS[fmt](reader, out)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return rows
