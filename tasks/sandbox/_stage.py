@@ -738,7 +738,8 @@ def verify_report(
     """One recorded report against one case, exactly as the stage would run it.
 
     ``report_file`` is read as a replay agent's report; an unusable report
-    is the pair's ``error`` with its reason, like in a run.
+    is the pair's ``error`` with its reason, like in a run, found before the
+    engine is asked for anything (no image is built for a report that cannot run).
     """
     agent = AgentVersion(
         name="verify", family="unknown", mode=AgentMode.REPLAY, reports=str(report_file.parent)
@@ -747,6 +748,10 @@ def verify_report(
     jobs, failed = _jobs(corpus, [case_id], [agent], {}, settings)
     if failed:
         return failed[0]
+    if isinstance(report, str):
+        return PairResult.failed(
+            case_id, jobs[0].case_hash, agent, f"no usable report: {report}", unusable_reason=report
+        )
     client, image, image_id, _swept = _stage_env(run_id, settings)
     images = ensure_corpus_images(corpus, [], client=client, base=image, progress=announce)
     job = dataclasses.replace(jobs[0], report=report)

@@ -120,3 +120,26 @@ def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
     assert sum(o.rewrite is not None for o in by_case[good].observations) == 2  # as many as repeats
     assert by_case[bad].outcome is ReproOutcome.ERROR and by_case[bad].observations == []
     assert (by_case[bad].reason or "").startswith("buggy tree could not be prepared: ")
+
+
+def test_verify_answers_an_unusable_report_before_asking_the_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report that is not one (a key given twice) is the pair's error with its reason; no
+    engine is contacted and no image built for it (the target's environment stays unbuilt)."""
+    import tasks.sandbox._stage as stage
+    from tasks.sandbox import verify_report
+
+    def no_engine(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the engine was asked for something")
+
+    monkeypatch.setattr(stage, "_stage_env", no_engine)
+    monkeypatch.setattr(stage, "ensure_corpus_images", no_engine)
+    corpus = load_corpus(mini_corpus(tmp_path / "repo", ["cmp-withdraw-exact-balance"]))
+    report = tmp_path / "report.json"
+    report.write_text('{"title": "a", "title": "b"}')
+    pair = verify_report(
+        corpus, "cmp-withdraw-exact-balance", report, run_id="verify-x", settings=SandboxSettings()
+    )
+    assert pair.outcome is ReproOutcome.ERROR and pair.report is None
+    assert pair.unusable_reason is not None and "title" in pair.unusable_reason
