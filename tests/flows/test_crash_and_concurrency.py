@@ -74,14 +74,16 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         assert time.monotonic() < deadline, "the first attempt never finished hash-corpus"
         time.sleep(0.2)
-    time.sleep(1.0)  # inside the sandbox stage (≈ 6 executions per pair, one worker)
+    # Inside the sandbox stage: kill once one of its containers exists (a fixed sleep left
+    # none yet on a loaded machine), so the attempt leaves one behind for a sweep.
+    engine = docker.from_env()
+    while not engine.containers.list(all=True, filters={"label": f"bughunt.run_id={run_id}"}):
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, "the first attempt never started a container"
+        time.sleep(0.1)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert "sandbox" not in stages_done(ledger, run_id)
-    left = docker.from_env().containers.list(
-        all=True, filters={"label": f"bughunt.run_id={run_id}"}
-    )
-    assert left, "the killed attempt should have left a container behind to sweep"
 
     again = bughunt(tmp_path, "second", *args, "--json")
     out, err = again.communicate(timeout=600)
