@@ -36,11 +36,14 @@ run: $(STAMP) deps ## Run the nightly flow on the demo corpus (local Prefect, .b
 	$(BIN)/bughunt sandbox build
 	$(BIN)/bughunt run nightly --corpus corpus/demo
 
-# Tests run on every core (pytest-xdist), the engine tests on one of them in
-# file order (tests/conftest.py: ENGINE_TESTS); the slowest are listed at the end.
+# Tests run on every core (pytest-xdist), a test module's tests on one worker
+# (--dist loadscope), so a module's shared fixtures (a sandbox stage over every
+# cheat, a demo nightly) are computed once; the slowest are listed at the end.
+# Engine tests run on several workers at once: each tolerates another test's
+# run start sweeping what dead owners left.
 test: $(STAMP) deps ## Run the whole test suite with branch coverage (builds the sandbox image if missing)
 	$(BIN)/bughunt sandbox build
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations 25 --cov --cov-report=term $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadscope --durations 25 --cov --cov-report=term $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff, ruff format --check, mypy (strict, tests too), the import contract
 	$(BIN)/ruff check .

@@ -39,35 +39,6 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
-ENGINE_TESTS = (
-    "tests/flows/",
-    "tests/tasks/sandbox/",
-    "tests/tasks/make_corpus/",
-    "tests/cli/test_run_counts.py",
-    "tests/cli/test_sandbox_verify.py",
-    "tests/test_ownership.py",
-    "tests/benchmarks/test_benchmarks.py",
-)
-"""Tests that run the sandbox stage, a run's start, a sweep or a kill -9.
-
-Any test that takes a `bughunt run` past its input checks belongs here: the
-run's start sweeps dead owners' processes machine-wide.
-
-A sweep removes what dead owners left on the engine and the machine, and a
-kill -9 test needs the dead run's leftovers to be there until its own next
-run sweeps them; so under ``pytest -n`` (``make test``) these share one worker
-(``--dist loadgroup``), in file order, while the other workers take the rest.
-"""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every engine test in one xdist group (a no-op without xdist)."""
-    for item in items:
-        rel = Path(str(item.path)).relative_to(ROOT).as_posix()
-        if rel.startswith(ENGINE_TESTS):
-            item.add_marker(pytest.mark.xdist_group("engine"))
-
-
 @pytest.fixture(autouse=True)
 def _no_owner_left_behind() -> Iterator[None]:
     """A `bughunt run` invoked in this process claims it (BUGHUNT_OWNER): undo that after the test.
