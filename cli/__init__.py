@@ -60,6 +60,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cli._report",
         "Write report.md, report.html and summary.json of a past run, from the ledger alone.",
     ),
+    "runs": (
+        "cli._report",
+        "List runs, newest first: kind, start, duration, corpus, agents, headline, gate, report.",
+    ),
     "probe": (
         "cli._probe",
         "Position consistency and the four-way table on near-identical pairs (both orders), the "

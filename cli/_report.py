@@ -1,4 +1,4 @@
-"""``report``: re-render a past run's report from the ledger alone."""
+"""``report``: re-render a past run's report from the ledger alone; ``runs``: every run at a glance."""
 
 from __future__ import annotations
 
@@ -7,13 +7,74 @@ from typing import Annotated
 
 import typer
 
-from cli._common import LedgerOpt, guarded
+from bughunt.models import RunKind
+from cli._common import JsonOpt, LedgerOpt, guarded, print_json, print_rows
 from ledger import Ledger
-from tasks.report import default_out_dir, load_history, load_summary, write_report
+from tasks.flakes import parse_since
+from tasks.report import (
+    default_out_dir,
+    list_runs,
+    load_history,
+    load_summary,
+    resolve_run_id,
+    write_report,
+)
 
 
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
+    app.command("runs")(runs)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+@guarded
+def runs(
+    kind: Annotated[
+        RunKind | None, typer.Option("--kind", help="Only runs of this kind (nightly, pr, ...).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only runs started within this span (30d, 12h).")
+    ] = None,
+    ledger: LedgerOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List runs, newest first: kind, start, duration, corpus, agents, headline, gate, report.
+
+    The headline is the candidate's win rate over decisive pairs with its
+    Wilson 95% interval, as the run's report gives it; a run that never
+    reached its report is listed with its status and no figures. Read-only.
+    """
+    found = list_runs(
+        Ledger(ledger), kind=kind, since=parse_since(since) if since is not None else None
+    )
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in found])
+        return
+    print_rows(
+        [
+            {
+                "run": r.run_id,
+                "kind": r.kind.value,
+                "status": r.status.value,
+                "started (UTC)": r.started_at.strftime("%Y-%m-%d %H:%M"),
+                "took": _duration(r.duration_s),
+                "corpus": r.corpus or "",
+                "candidate vs baseline": f"{r.candidate} vs {r.baseline}",
+                "win rate [95%] of decisive": r.headline(),
+                "gate": r.gate or "",
+                "unscored": "" if r.unscored is None else r.unscored,
+                "report": r.report or "",
+            }
+            for r in found
+        ],
+        title="runs",
+    )
 
 
 @guarded
@@ -22,7 +83,7 @@ def report(
         str | None,
         typer.Option(
             "--run",
-            help="Run id (default: the latest run with a stored report).",
+            help="Run id, or the start of one (default: the latest run with a stored report).",
             show_default=False,
         ),
     ] = None,
@@ -45,7 +106,7 @@ def report(
     byte for byte what the run wrote. The ledger is opened read-only.
     """
     store = Ledger(ledger)
-    summary = load_summary(store, run)
+    summary = load_summary(store, resolve_run_id(store, run) if run is not None else None)
     history = load_history(store, until_run_id=summary.run_id)
     paths = write_report(
         summary, history, out if out is not None else default_out_dir(store, summary.run_id)

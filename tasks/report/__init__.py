@@ -34,6 +34,7 @@ from tasks.report._history import (
 )
 from tasks.report._model import CaseRow, RunSummary, VersionRepro
 from tasks.report._render import render_html, render_markdown
+from tasks.report._runs import RunRow, list_runs, resolve_run_id
 from tasks.report._summary import build_summary
 from tasks.report._write import (
     REPORT_STAGE,
@@ -62,6 +63,7 @@ __all__ = [
     "ReportSettings",
     "ReproPoint",
     "RunCounts",
+    "RunRow",
     "RunSummary",
     "UnsafeSvgError",
     "VersionRepro",
@@ -77,6 +79,7 @@ __all__ = [
     "find_summary",
     "gate_of",
     "headline_lines",
+    "list_runs",
     "load_history",
     "load_summary",
     "md_escape",
@@ -85,6 +88,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "report_payload",
+    "resolve_run_id",
     "run",
     "run_counts",
     "sanitize_svg",

@@ -1,0 +1,128 @@
+"""`bughunt runs`: every run at a glance, from the ledger's run events and stored summaries."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from bughunt.models import RunInfo, RunKind, RunStatus, StageOutput
+from cli import app
+from ledger import Ledger
+from tasks.report import (
+    REPORT_STAGE,
+    History,
+    RunSummary,
+    default_out_dir,
+    list_runs,
+    report_payload,
+    write_report,
+)
+
+T0 = datetime(2026, 11, 30, 2, 0)
+
+
+def _events(ledger: Ledger, summary: RunSummary, *, closed_after_s: float | None) -> None:
+    """A run's start event, and its closing event ``closed_after_s`` later (or none: killed)."""
+    common = {
+        "run_id": summary.run_id,
+        "kind": summary.kind,
+        "corpus": summary.corpus,
+        "baseline": summary.baseline,
+        "candidate": summary.candidate,
+    }
+    rows: list[RunInfo | StageOutput] = [
+        RunInfo(**common, status=RunStatus.RUNNING, recorded_at=T0)
+    ]
+    if closed_after_s is not None:
+        at = T0 + timedelta(seconds=closed_after_s)
+        rows.append(RunInfo(**common, status=RunStatus.COMPLETED, recorded_at=at))
+        rows.append(
+            StageOutput(
+                run_id=summary.run_id,
+                stage=REPORT_STAGE,
+                inputs_hash="h",
+                payload=report_payload(summary),
+                recorded_at=at,
+            )
+        )
+    ledger.write(rows)
+
+
+def test_a_finished_run_shows_its_headline_gate_and_report(
+    ledger: Ledger, summary: RunSummary, history: History
+) -> None:
+    """The stored summary's win rate with its interval and decisive pairs, its unscored pairs, the
+    time from its first to its closing event, and its report where the run left it."""
+    _events(ledger, summary, closed_after_s=317)
+    write_report(summary, history, default_out_dir(ledger, summary.run_id))
+    [row] = list_runs(ledger)
+    h = summary.headline
+    assert h is not None and h.win_rate is not None and h.win_rate_ci is not None
+    assert (row.run_id, row.kind, row.status) == (summary.run_id, summary.kind, RunStatus.COMPLETED)
+    assert row.duration_s == 317
+    assert (row.win_rate, row.win_rate_ci, row.decisive) == (h.win_rate, h.win_rate_ci, h.decisive)
+    assert row.unscored == h.unscored
+    low, high = h.win_rate_ci
+    assert row.headline() == f"{h.win_rate:.2f} [{low:.2f}, {high:.2f}] of {h.decisive}"
+    assert row.report is not None and row.report.endswith(f"{summary.run_id}/report.html")
+
+
+def test_a_run_killed_before_its_report_has_no_figures(ledger: Ledger, summary: RunSummary) -> None:
+    """A run with only its start event: still running (or killed), no duration, and no figures
+    (never zeros: an unreported run is not a run that found nothing)."""
+    _events(ledger, summary, closed_after_s=None)
+    [row] = list_runs(ledger)
+    assert row.status is RunStatus.RUNNING and row.duration_s is None
+    assert (row.judged, row.win_rate, row.unscored, row.gate, row.report) == (
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
+    assert row.headline() == "no report"
+
+
+def test_kind_and_since_choose_the_runs(ledger: Ledger, summary: RunSummary) -> None:
+    """--kind keeps one kind; --since keeps runs started within the span; newest first."""
+    _events(ledger, summary, closed_after_s=60)
+    pr = summary.model_copy(update={"run_id": "pr-1", "kind": RunKind.PR})
+    _events(ledger, pr, closed_after_s=30)
+    assert [r.run_id for r in list_runs(ledger, kind=RunKind.PR)] == ["pr-1"]
+    now = T0.replace(tzinfo=UTC) + timedelta(days=3)
+    assert list_runs(ledger, since=timedelta(days=2), now=now) == []
+    assert len(list_runs(ledger, since=timedelta(days=4), now=now)) == 2
+
+
+@pytest.mark.parametrize("args", [["runs", "--json"], ["runs", "--kind", "nightly", "--json"]])
+def test_the_command_prints_every_run(ledger: Ledger, summary: RunSummary, args: list[str]) -> None:
+    """`bughunt runs --json` gives the rows; a bad --since is one line, exit 2."""
+    _events(ledger, summary, closed_after_s=10)
+    result = CliRunner().invoke(app, [*args, "--ledger", str(ledger.path)])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert row["run_id"] == summary.run_id and row["duration_s"] == 10
+    bad = CliRunner().invoke(app, ["runs", "--since", "soon", "--ledger", str(ledger.path)])
+    assert bad.exit_code == 2 and "30d or 12h" in bad.output
+
+
+def test_a_run_is_named_by_a_unique_start_of_its_id(ledger: Ledger, summary: RunSummary) -> None:
+    """`report --run` takes a unique prefix; several starting alike, or none, are named."""
+    from bughunt.errors import InputError
+    from tasks.report import resolve_run_id
+
+    for run_id in ("nightly-a1", "nightly-a2", "pr-b1"):
+        _events(ledger, summary.model_copy(update={"run_id": run_id}), closed_after_s=1)
+    assert resolve_run_id(ledger, "pr-") == "pr-b1"
+    assert resolve_run_id(ledger, "nightly-a2") == "nightly-a2"
+    with pytest.raises(InputError, match="2 runs start with 'nightly-a': nightly-a1, nightly-a2"):
+        resolve_run_id(ledger, "nightly-a")
+    with pytest.raises(
+        InputError, match="no run 'nightly-a9' in the ledger; the nearest: nightly-a"
+    ):
+        resolve_run_id(ledger, "nightly-a9")
+    result = CliRunner().invoke(app, ["report", "--run", "zzz", "--ledger", str(ledger.path)])
+    assert result.exit_code == 2 and "no report stored for run 'zzz'" in result.output
