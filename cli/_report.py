@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -16,9 +17,19 @@ from tasks.report import (
     list_runs,
     load_history,
     load_summary,
+    pr_comment,
+    previous_nightly,
     resolve_run_id,
     write_report,
 )
+
+
+class ReportFormat(StrEnum):
+    """What ``bughunt report`` writes."""
+
+    FILES = "files"
+    JSON = "json"
+    PR_COMMENT = "pr-comment"
 
 
 def register(app: typer.Typer) -> None:
@@ -96,7 +107,24 @@ def report(
             show_default=False,
         ),
     ] = None,
+    fmt: Annotated[
+        ReportFormat,
+        typer.Option(
+            "--format",
+            help="files: write the three files and print their paths; json: write them and "
+            "print the summary as JSON; pr-comment: print a short Markdown summary for the PR "
+            "(gate, headline, change since the last nightly, link), writing nothing.",
+        ),
+    ] = ReportFormat.FILES,
+    link: Annotated[
+        str | None,
+        typer.Option(
+            "--link",
+            help="pr-comment: where the full report is (a URL); default its report.html path.",
+        ),
+    ] = None,
     ledger: LedgerOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Write report.md, report.html and summary.json of a past run, from the ledger alone.
 
@@ -104,13 +132,26 @@ def report(
     up to that run (win rate, reproduction, flake rate, judge consistency),
     renders both reports again and prints the three paths. summary.json is
     byte for byte what the run wrote. The ledger is opened read-only.
+    ``--json`` is ``--format json``.
     """
     store = Ledger(ledger)
     summary = load_summary(store, resolve_run_id(store, run) if run is not None else None)
+    folder = out if out is not None else default_out_dir(store, summary.run_id)
+    if fmt is ReportFormat.PR_COMMENT:
+        where = link if link is not None else str(folder / "report.html")
+        typer.echo(pr_comment(summary, previous_nightly(store, summary), where), nl=False)
+        return
     history = load_history(store, until_run_id=summary.run_id)
-    paths = write_report(
-        summary, history, out if out is not None else default_out_dir(store, summary.run_id)
-    )
+    paths = write_report(summary, history, folder)
+    if as_json or fmt is ReportFormat.JSON:
+        print_json(
+            {
+                "run_id": summary.run_id,
+                "paths": {"md": str(paths.md), "html": str(paths.html), "json": str(paths.json)},
+                "summary": summary.model_dump(mode="json"),
+            }
+        )
+        return
     typer.echo(f"report of run {summary.run_id}:")
     for path in (paths.md, paths.html, paths.json):
         typer.echo(f"  {path}")

@@ -13,6 +13,7 @@ from tasks.report._artifacts import (
     category_table,
     publish_artifacts,
 )
+from tasks.report._comment import pr_comment
 from tasks.report._counts import RunCounts, count_lines, headline_lines, run_counts
 from tasks.report._entry import (
     RECORD,
@@ -34,7 +35,7 @@ from tasks.report._history import (
 )
 from tasks.report._model import CaseRow, RunSummary, VersionRepro
 from tasks.report._render import render_html, render_markdown
-from tasks.report._runs import RunRow, list_runs, resolve_run_id
+from tasks.report._runs import RunRow, list_runs, previous_nightly, resolve_run_id
 from tasks.report._summary import build_summary
 from tasks.report._write import (
     REPORT_STAGE,
@@ -83,6 +84,8 @@ __all__ = [
     "load_history",
     "load_summary",
     "md_escape",
+    "pr_comment",
+    "previous_nightly",
     "publish",
     "publish_artifacts",
     "render_html",

@@ -193,3 +193,16 @@ def resolve_run_id(ledger: Ledger, given: str) -> str:
             f"no run {given!r} in the ledger; the nearest: {', '.join(near)}", field="run"
         )
     return given
+
+
+def previous_nightly(ledger: Ledger, summary: RunSummary) -> RunSummary | None:
+    """The summary of the latest nightly that started before ``summary``'s run, if any."""
+    from tasks.report._write import find_summary
+
+    rows = ledger.query(
+        f"SELECT run_id FROM ({_EVENTS}) WHERE kind = 'nightly' AND run_id <> ? "  # noqa: S608
+        "AND started_at < ? AND run_id IN (SELECT run_id FROM stage_outputs WHERE stage = ?) "
+        "ORDER BY started_at DESC LIMIT 1",
+        [summary.run_id, summary.started_at.astimezone(UTC).replace(tzinfo=None), REPORT_STAGE],
+    )
+    return find_summary(ledger, rows[0]["run_id"]) if rows else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -126,3 +127,95 @@ def test_a_run_is_named_by_a_unique_start_of_its_id(ledger: Ledger, summary: Run
         resolve_run_id(ledger, "nightly-a9")
     result = CliRunner().invoke(app, ["report", "--run", "zzz", "--ledger", str(ledger.path)])
     assert result.exit_code == 2 and "no report stored for run 'zzz'" in result.output
+
+
+def _pr_run() -> RunSummary:
+    from tasks.score import GateDecision, GateOutcome
+    from tests.tasks.report.conftest import make_summary
+
+    gate = GateDecision(
+        outcome=GateOutcome.PASS, exit_code=0, message="PASS — [click](http://evil.example) *"
+    )
+    pr = make_summary(kind=RunKind.PR, gate=gate)
+    return pr.model_copy(update={"started_at": pr.started_at + timedelta(days=1)})
+
+
+def test_the_pr_comment_has_the_gate_the_headline_the_change_and_the_link(
+    summary: RunSummary,
+) -> None:
+    """Gate and its (escaped) message, the headline sentence with its interval, each agent's
+    reproduction, what moved since the last nightly, and the full report as an autolink."""
+    from tasks.report import _format as fmt
+    from tasks.report import pr_comment
+
+    pr = _pr_run()
+    assert summary.headline is not None and pr.headline is not None
+    moved_headline = summary.headline.model_copy(update={"win_rate": 0.25})
+    nightly = summary.model_copy(update={"headline": moved_headline})
+    text = pr_comment(pr, nightly, "https://ci.example/runs/42/report.html")
+    assert text.startswith("### bughunt PR gate: **pass** (exit 0)\n")
+    assert "\\[click\\]" in text and "](http://evil.example)" not in text
+    assert fmt.win_sentence(pr.headline) in text
+    for r in pr.repro:
+        assert f"- {r.agent_version}: {fmt.repro_sentence(r)}" in text
+    assert f"Since the last nightly (run {summary.run_id}, 2026-11-30): win rate 25% → " in text
+    assert "win rate 25% → " in text
+    assert text.rstrip().endswith("Full report: <https://ci.example/runs/42/report.html>")
+    assert "Since the last nightly" not in pr_comment(pr, None, "out/report.html")
+
+
+def test_the_last_nightly_is_the_latest_one_started_before_the_run(
+    ledger: Ledger, summary: RunSummary
+) -> None:
+    """Of the nightlies with a report, the latest that started before the PR run; none later."""
+    from tasks.report import previous_nightly
+
+    pr = _pr_run()
+    _events(ledger, summary, closed_after_s=5)
+    later = summary.model_copy(update={"run_id": "nightly-later"})
+    ledger.write(
+        [
+            RunInfo(
+                run_id="nightly-later",
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.COMPLETED,
+                recorded_at=T0 + timedelta(days=3),
+            ),
+            StageOutput(
+                run_id="nightly-later",
+                stage=REPORT_STAGE,
+                inputs_hash="h",
+                payload=report_payload(later),
+                recorded_at=T0 + timedelta(days=3),
+            ),
+        ]
+    )
+    found = previous_nightly(ledger, pr)
+    assert found is not None and found.run_id == summary.run_id
+    assert previous_nightly(ledger, summary) is None
+
+
+def test_report_format_pr_comment_prints_and_writes_nothing(
+    ledger: Ledger, summary: RunSummary, tmp_path: Path
+) -> None:
+    """`report --format pr-comment --link URL` prints the comment; no report file is written."""
+    _events(ledger, summary, closed_after_s=5)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            "--format",
+            "pr-comment",
+            "--link",
+            "https://ci.example/r.html",
+            "--out",
+            str(out),
+            "--ledger",
+            str(ledger.path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"### bughunt nightly run {summary.run_id}")
+    assert "Full report: <https://ci.example/r.html>" in result.output
+    assert not out.exists()
