@@ -119,7 +119,7 @@ class JudgeServer:
 
     @property
     def base_url(self) -> str:
-        """The OpenAI SDK's ``base_url`` for this server."""
+        """The judge's ``base_url`` for this server (an OpenAI-compatible endpoint)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
     def stats(self) -> dict[str, int]:

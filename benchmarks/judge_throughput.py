@@ -3,7 +3,7 @@
 The endpoint (``benchmarks/_judge_server.py``, its own process) answers every
 chat completion after a fixed latency L with at most C requests in flight, so
 no client can do better than C / L calls per second. The score stage is
-driven exactly as a night drives it: the ``openai`` judge (the OpenAI SDK
+driven exactly as a night drives it: the ``openai`` judge (its async httpx transport
 over HTTP), strategy ``swap`` (two calls per pair), ``max_in_flight = C``,
 no bias probes, no cache. The benchmark fails if a call is not ``judged``,
 if the call count is off, or if the server ever saw more than C requests in
@@ -69,7 +69,12 @@ def make_evidence(pairs: int, tag: str = "") -> list[ReportEvidence]:
 def judge_for(server: JudgeServer) -> OpenAIJudge:
     """The ``openai`` backend pointed at the local endpoint (no key needed)."""
     return OpenAIJudge(
-        name="bench", family="bench", model="bench-judge", base_url=server.base_url, api_key=None
+        name="bench",
+        family="bench",
+        model="bench-judge",
+        base_url=server.base_url,
+        api_key=None,
+        max_connections=server.concurrency,
     )
 
 
@@ -122,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"calls per round:      {args.calls:,} (swap: {args.calls // 2:,} pairs), no probes")
     print(f"server:               C = {c} in flight, L = {args.latency_ms:g} ms")
     print(f"limit C / L:          {limit:,.1f} calls/s")
-    print(f"score stage:          max_in_flight = {c}, openai judge (SDK over HTTP)")
+    print(f"score stage:          max_in_flight = {c}, openai judge (async httpx, pool of {c})")
     print(f"server max in flight: {stats['max_in_flight']} (requests seen: {stats['requests']:,})")
     print(f"achieved:             {achieved:,.1f} calls/s (best of {args.rounds})")
     print(f"ratio achieved/limit: {achieved / limit:.2f}")

@@ -12,6 +12,11 @@ from ledger import Ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The code imports scipy where it is used (the CLI starts faster without it). Import it once
+# here, so its first import (about a second) never lands inside a property test's example
+# and trips hypothesis's per-example deadline.
+import scipy.stats  # noqa: E402, F401
+
 
 @pytest.fixture
 def ledger_path(tmp_path: Path) -> Path:

@@ -26,6 +26,7 @@ from judging.judges._config import (
     JudgesConfig,
     JuryConfig,
     build_judge,
+    close_judges,
     load_judges,
     parse_judges,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "cache_key",
     "call_judge",
     "check_request",
+    "close_judges",
     "judge_batch",
     "key_of",
     "latest_usable",

@@ -22,7 +22,7 @@ judge names the environment variable that holds its key.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -232,8 +232,12 @@ def build_judge(
     config: JudgeConfig,
     environ: Mapping[str, str] | None = None,
     withhold: Collection[str] = (),
+    max_connections: int | None = None,
 ) -> Judge:
     """The backend object for one configured judge.
+
+    ``max_connections``: an ``openai`` judge's connection pool, the calls a
+    stage sends it at once (default: its own ``max_in_flight``).
 
     An ``openai`` judge reads its key from ``environ[config.api_key_env]``
     here, once; a missing variable is an :class:`InputError` naming it (the
@@ -268,6 +272,7 @@ def build_judge(
             structured=config.structured,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
+            max_connections=max_connections or config.max_in_flight,
         )
     if config.backend == "command":
         from judging.judges._command import CommandJudge
@@ -297,3 +302,12 @@ def build_judge(
         seed=config.seed,
         required=config.required,
     )
+
+
+def close_judges(judges: Iterable[Judge]) -> None:
+    """Release what each judge holds open (an ``openai`` judge's connections and event loop);
+    a judge without a ``close`` holds nothing."""
+    for judge in judges:
+        close = getattr(judge, "close", None)
+        if callable(close):
+            close()

@@ -23,7 +23,9 @@ At most :data:`MAX_ATTEMPTS` requests share one deadline. The first is sent
 at once; before retry *n* (attempt *n + 1*) the call sleeps
 ``0.2 s × 2^(n−1) × jitter``, jitter in [0.9, 1.1): 0.2 s then 0.4 s. A
 backoff that would reach the deadline is not slept: the call stops there with
-the last failure. Retryable failures that run out of attempts or time end
+the last failure. A judge that answers 429 or 503 with ``Retry-After`` is
+left alone at least that long (and the call stops instead when that would
+pass the deadline). Retryable failures that run out of attempts or time end
 ``failed_closed``, not ``timed_out``: the judge did answer, just not usefully,
 and the reason names each attempt's failure. Each request gets the time left
 to the deadline as its own timeout.
@@ -229,12 +231,26 @@ def _backoff_or_stop(
     rng: Rng,
     breaker: Breaker | None,
     reasons: list[str],
+    retry_after_s: float | None = None,
 ) -> float | _Outcome:
-    """Seconds to sleep before the next attempt, or the outcome that ends the call instead."""
+    """Seconds to sleep before the next attempt, or the outcome that ends the call instead.
+
+    A judge that asked for a pause (``retry_after_s``, from HTTP ``Retry-After``)
+    gets at least that long; when the pause would pass the deadline the call
+    stops there rather than ask again early.
+    """
     if attempt >= MAX_ATTEMPTS:
         stop = f"failed after {attempt} attempts"
         return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
     delay = backoff_s(attempt, rng)
+    if retry_after_s is not None and retry_after_s > delay:
+        delay = retry_after_s
+        if clock() + delay >= deadline:
+            stop = (
+                f"stopped after {attempt} attempt(s): the judge asked to wait {retry_after_s:g} s "
+                "(Retry-After), past the deadline"
+            )
+            return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
     if clock() + delay >= deadline:
         stop = f"stopped after {attempt} attempt(s): the backoff would reach the deadline"
         return _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True)
@@ -269,17 +285,19 @@ def _attempt_loop(
                 _stop(CallStatus.FAILED_CLOSED, reasons, stop, judge_failed=True),
             )
         # A failed request keeps the raw answer of the one before it.
+        retry_after: float | None = None
         try:
             answer = judge.complete(prompt.system, prompt.user, request, remaining)
         except Exception as exc:  # a backend bug must fail the call, never the batch
             outcome = _on_error(exc, judge, attempt, reasons)
+            retry_after = exc.retry_after_s if isinstance(exc, JudgeError) else None
         else:
             raw, outcome = _on_answer(answer, reasons)
         if outcome is not None:
             return attempt, raw, outcome
 
         # A retryable failure: retry if attempts, time and the breaker allow.
-        step = _backoff_or_stop(attempt, deadline, clock, rng, breaker, reasons)
+        step = _backoff_or_stop(attempt, deadline, clock, rng, breaker, reasons, retry_after)
         if isinstance(step, _Outcome):
             return attempt, raw, step
         sleep(step)

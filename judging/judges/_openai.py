@@ -1,21 +1,30 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions endpoint.
 
-The SDK's own retries are off (``max_retries=0``): the call contract is the
-only retry policy, and each request gets the time left to the call's
-deadline as its timeout. SDK errors map onto the transport errors of
-``_protocol``:
+Requests go through :class:`~judging.judges._http.AsyncTransport`: one
+``httpx.AsyncClient`` on an event loop of the judge's own, with a connection
+pool the size of the judge's concurrency (``max_in_flight``), shared by every
+call in flight. The body is built here and the answer read as plain JSON
+(no SDK models are built per call; the SDK's client-side cost per request is
+what held calls per second below what the endpoint allowed). There are no
+retries here: the call contract is the only retry policy, and each request
+gets the time left to the call's deadline as its timeout. Responses map onto
+the transport errors of ``_protocol``:
 
 =====================================================  =====================
-SDK error                                              transport error
+response                                               transport error
 =====================================================  =====================
-``APITimeoutError``                                    ``JudgeTimeout``
-``APIConnectionError``                                 ``ConnectionFailed``
-``RateLimitError`` (429)                               ``RateLimited``
-``InternalServerError`` / any 5xx                      ``ServerError``
-400 with code ``context_length_exceeded``, or 413       ``OverBudget``
+none in time                                           ``JudgeTimeout``
+connection refused, reset, broken exchange             ``ConnectionFailed``
+429                                                    ``RateLimited``
+any 5xx                                                ``ServerError``
+400 with code ``context_length_exceeded``, or 413      ``OverBudget``
 any other 4xx                                          ``ClientError``
 a 2xx whose body is not a chat completion              ``ServerError``
 =====================================================  =====================
+
+A 429 or 503 with ``Retry-After`` (seconds, or an HTTP date) carries it on
+the error: the call contract waits at least that long before its next
+attempt, and stops instead when the wait would pass the call's deadline.
 
 Structured output: with ``structured="auto"`` (the default) the first request
 asks for a JSON-schema answer (``response_format``). If the endpoint refuses
@@ -32,29 +41,19 @@ The API key is read once by whoever builds the judge, sent only in the
 ``Authorization`` header, and scrubbed from every error detail and answer
 text this backend hands back, raw or encoded (``[secret:<api_key_env>]``,
 :class:`bughunt.secrets.Scrubber`), so it cannot reach a log or a ledger row.
-
-Throughput: a batch sends up to ``max_in_flight`` calls at once from as many
-threads, and the client-side cost of a call is CPU time under the
-interpreter lock, so it bounds calls per second (``benchmarks/judge_throughput.py``).
-Two things keep it small. Requests go through the SDK's documented
-``client.post`` with the body built here, not ``chat.completions.create``,
-which re-validates every argument against its typed schema on each call,
-and the answer is read as plain JSON rather than built into response
-models; errors, timeouts, auth and the base URL are the SDK's either way.
-And each call in flight checks a client out of a small pool (created on
-demand, so never more than the calls in flight, and reused across batches)
-instead of all threads sharing one connection pool, whose lock they would
-otherwise queue on for every request and response.
 """
 
 from __future__ import annotations
 
-import queue
+import json
+import os
 import threading
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
+from judging.judges._http import AsyncTransport, Response, TransportFailed, TransportTimeout
 from judging.judges._protocol import (
     ClientError,
     ConnectionFailed,
@@ -66,13 +65,67 @@ from judging.judges._protocol import (
     ServerError,
 )
 
-if TYPE_CHECKING:
-    import openai
-
 Structured = Literal["auto", "on", "off"]
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go without a ``base_url`` (and no ``OPENAI_BASE_URL``), as with the SDK."""
 _DETAIL_LIMIT = 300
 _OVER_BUDGET_CODES = {"context_length_exceeded", "string_above_max_length"}
 _OVER_BUDGET_TEXT = ("maximum context length", "context length exceeded", "context_length_exceeded")
+_RETRY_AFTER_STATUSES = {429, 503}
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    """A non-2xx answer, read once: its status, the error's message, code and param."""
+
+    status: int
+    message: str
+    code: str | None
+    param: str | None
+    retry_after_s: float | None
+
+    @classmethod
+    def of(cls, response: Response) -> _Refusal:
+        text = response.body.decode("utf-8", errors="replace")
+        message, code, param = text, None, None
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            doc = None
+        error = doc.get("error") if isinstance(doc, dict) else None
+        if isinstance(error, dict):
+            message = str(error.get("message") or text)
+            code = str(error["code"]) if error.get("code") is not None else None
+            param = str(error["param"]) if error.get("param") is not None else None
+        elif isinstance(error, str):
+            message = error
+        retry = response.retry_after_s if response.status in _RETRY_AFTER_STATUSES else None
+        return cls(response.status, message, code, param, retry)
+
+    def text(self) -> str:
+        return self.message.lower()
+
+    def over_budget(self) -> bool:
+        if self.status == 413:  # request entity too large
+            return True
+        if self.status != 400:
+            return False
+        return self.code in _OVER_BUDGET_CODES or any(t in self.text() for t in _OVER_BUDGET_TEXT)
+
+    def refuses_schema(self) -> bool:
+        if self.status != 400 or self.code in _OVER_BUDGET_CODES:
+            return False
+        if self.param == "response_format":
+            return True
+        return "response_format" in self.text() or "json_schema" in self.text()
+
+
+class _Refused(Exception):
+    """A non-2xx answer on its way to being mapped (or re-sent without the schema)."""
+
+    def __init__(self, refusal: _Refusal) -> None:
+        self.refusal = refusal
+        super().__init__(refusal.message)
 
 
 class OpenAIJudge:
@@ -91,7 +144,10 @@ class OpenAIJudge:
         structured: Structured = "auto",
         temperature: float | None = None,
         max_tokens: int | None = None,
+        max_connections: int = 64,
     ) -> None:
+        """``max_connections``: the pool of connections to the endpoint; give it the judge's
+        ``max_in_flight`` (more is never used, fewer would queue the calls in flight)."""
         self.name = name
         self.family = family
         self.required = required
@@ -104,55 +160,50 @@ class OpenAIJudge:
         # Shown as [secret:<api_key_env>], raw or encoded (URL, JSON, hex, base64, any case).
         self._scrubber = Scrubber({api_key_env or "api_key": self._secret} if api_key else None)
         self._lock = threading.Lock()
-        # Clients not in use, most recently used last (its connection is the likeliest alive).
-        self._idle: queue.LifoQueue[openai.OpenAI] = queue.LifoQueue()
+        headers = {"accept": "application/json"}
+        if self._secret:
+            headers["authorization"] = f"Bearer {self._secret}"
+        root = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._transport = AsyncTransport(root, headers, max_connections)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIJudge(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    def __getstate__(self) -> dict[str, Any]:  # a judge built here may travel; its lock may not
+        state = self.__dict__.copy()
+        state["_lock"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the judge's connections (a later call opens them again)."""
+        self._transport.close()
 
     # --- the Judge protocol -----------------------------------------------
 
     def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
         """One chat completion; the answer text, or a transport error."""
-        import openai  # late: the SDK costs ~0.8 s to import, and only an openai judge needs it
-
         with self._lock:
             use_schema = self.structured != "off"
         try:
             return self._send(system, user, timeout_s, use_schema)
-        except openai.BadRequestError as exc:
-            if not (use_schema and self.structured == "auto" and _refuses_schema(exc)):
-                raise self._map(exc) from exc
+        except _Refused as exc:
+            refusal = exc.refusal
+            if not (use_schema and self.structured == "auto" and refusal.refuses_schema()):
+                raise self._map(refusal) from None
             with self._lock:
                 self.structured = "off"  # remembered for the rest of this judge's life
-        except openai.OpenAIError as exc:
-            raise self._map(exc) from exc
         try:
             return self._send(system, user, timeout_s, use_schema=False)
-        except openai.OpenAIError as exc:
-            raise self._map(exc) from exc
+        except _Refused as exc:
+            raise self._map(exc.refusal) from None
 
     # --- internals -----------------------------------------------------------
 
-    def _new_client(self) -> openai.OpenAI:
-        import openai  # late, as in complete()
-
-        return openai.OpenAI(
-            base_url=self.base_url,
-            # The SDK insists on some key; endpoints without auth ignore it.
-            api_key=self._secret or "no-key",
-            max_retries=0,
-        )
-
-    def _checkout(self) -> openai.OpenAI:
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            return self._new_client()
-
     def _send(self, system: str, user: str, timeout_s: float, use_schema: bool) -> str:
-        import openai  # late, as in complete()
-
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [
@@ -169,55 +220,43 @@ class OpenAIJudge:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
-        client = self._checkout()
         try:
-            response: object = client.post(
-                "/chat/completions",
-                body=body,
-                cast_to=object,  # plain JSON: no response models built per call
-                options={
-                    "timeout": max(timeout_s, 0.001),
-                    "security": {"bearer_auth": True},
-                },
+            response = self._transport.post(
+                "/chat/completions", json.dumps(body).encode(), timeout_s
             )
-        except openai.OpenAIError:
-            raise
-        except (ValueError, TypeError, KeyError) as exc:  # a 2xx body that is not JSON
-            raise ServerError(self._scrub(f"malformed response body: {exc}")) from exc
-        finally:
-            self._idle.put(client)
-        return self._scrub(_content_of(response))
+        except TransportTimeout as exc:
+            raise JudgeTimeout(
+                self._scrub(f"no response from {self.model} in time: {exc}")
+            ) from None
+        except TransportFailed as exc:
+            raise ConnectionFailed(self._scrub(f"could not reach {self._where()}: {exc}")) from None
+        if not 200 <= response.status < 300:
+            raise _Refused(_Refusal.of(response))
+        try:
+            parsed: object = json.loads(response.body)
+        except ValueError as exc:  # a 2xx body that is not JSON
+            raise ServerError(self._scrub(f"malformed response body: {exc}")) from None
+        return self._scrub(_content_of(parsed))
 
     def _scrub(self, text: str) -> str:
         return self._scrubber.scrub(text)
 
-    def _detail(self, exc: openai.OpenAIError) -> str:
-        status = getattr(exc, "status_code", None)
-        message = getattr(exc, "message", None) or str(exc)
-        code = getattr(exc, "code", None)
-        text = f"HTTP {status}: {message}" if status else str(message)
-        if code:
-            text += f" (code {code})"
+    def _detail(self, refusal: _Refusal) -> str:
+        text = f"HTTP {refusal.status}: {refusal.message}"
+        if refusal.code:
+            text += f" (code {refusal.code})"
         text = self._scrub(" ".join(text.split()))
         return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 3] + "..."
 
-    def _map(self, exc: openai.OpenAIError) -> JudgeError:
-        import openai  # late, as in complete()
-
-        detail = self._detail(exc)
-        if isinstance(exc, openai.APITimeoutError):
-            return JudgeTimeout(f"no response from {self.model} in time: {detail}")
-        if isinstance(exc, openai.APIConnectionError):
-            return ConnectionFailed(f"could not reach {self._where()}: {detail}")
-        if isinstance(exc, openai.RateLimitError):
-            return RateLimited(detail)
-        if isinstance(exc, openai.APIStatusError):
-            if exc.status_code >= 500:
-                return ServerError(detail)
-            if _is_over_budget(exc):
-                return OverBudget(detail)
-            return ClientError(detail)
-        return ServerError(detail)
+    def _map(self, refusal: _Refusal) -> JudgeError:
+        detail = self._detail(refusal)
+        if refusal.status == 429:
+            return RateLimited(detail, retry_after_s=refusal.retry_after_s)
+        if refusal.status >= 500:
+            return ServerError(detail, retry_after_s=refusal.retry_after_s)
+        if refusal.over_budget():
+            return OverBudget(detail)
+        return ClientError(detail)
 
     def _where(self) -> str:
         return self.base_url or "the default OpenAI endpoint"
@@ -239,26 +278,3 @@ def _content_of(response: object) -> str:
     if not isinstance(content, str):
         raise ServerError("the response's message content is not text")
     return content
-
-
-def _text_of(exc: openai.APIStatusError) -> str:
-    return f"{getattr(exc, 'message', '')} {exc.body if isinstance(exc.body, str) else ''}".lower()
-
-
-def _is_over_budget(exc: openai.APIStatusError) -> bool:
-    if exc.status_code == 413:  # request entity too large
-        return True
-    if exc.status_code != 400:
-        return False
-    if exc.code in _OVER_BUDGET_CODES:
-        return True
-    return any(t in _text_of(exc) for t in _OVER_BUDGET_TEXT)
-
-
-def _refuses_schema(exc: openai.BadRequestError) -> bool:
-    if exc.code in _OVER_BUDGET_CODES:
-        return False
-    if exc.param == "response_format":
-        return True
-    text = _text_of(exc)
-    return "response_format" in text or "json_schema" in text

@@ -56,10 +56,16 @@ class JudgeRequest(BaseModel):
 
 
 class JudgeError(Exception):
-    """Base of the transport errors a backend raises; ``detail`` is safe to log (no keys)."""
+    """Base of the transport errors a backend raises; ``detail`` is safe to log (no keys).
 
-    def __init__(self, detail: str) -> None:
+    ``retry_after_s``: how long the judge asked to be left alone before the next
+    request (HTTP ``Retry-After`` on a 429 or 503); the call contract waits at
+    least that long, or stops when that would pass the call's deadline.
+    """
+
+    def __init__(self, detail: str, *, retry_after_s: float | None = None) -> None:
         self.detail = detail
+        self.retry_after_s = retry_after_s
         super().__init__(detail)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from bughunt.models import AgentVersion, JudgeCall, Reproduction, Row
-from judging.judges import JudgeConfig, build_judge
+from judging.judges import JudgeConfig, build_judge, close_judges
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
@@ -81,20 +81,27 @@ def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
     A command judge never gets the agents' secrets or model keys in its environment.
     """
     agents = (inputs.baseline, inputs.candidate)
-    return score_stage(
-        evidence_of(
-            inputs.sandbox, inputs.flakes.reproductions, (inputs.baseline, inputs.candidate)
-        ),
-        run_id=inputs.run_id,
-        baseline=inputs.baseline.name,
-        candidate=inputs.candidate.name,
-        categories=inputs.classify.categories(),
-        judges=[build_judge(c, withhold=agent_variables(agents)) for c in inputs.judges],
-        settings=settings,
-        ledger=inputs.ledger,
-        earlier=inputs.earlier,
-        cached=inputs.cached,
-    )
+    judges = [
+        build_judge(c, withhold=agent_variables(agents), max_connections=settings.max_in_flight)
+        for c in inputs.judges
+    ]
+    try:
+        return score_stage(
+            evidence_of(
+                inputs.sandbox, inputs.flakes.reproductions, (inputs.baseline, inputs.candidate)
+            ),
+            run_id=inputs.run_id,
+            baseline=inputs.baseline.name,
+            candidate=inputs.candidate.name,
+            categories=inputs.classify.categories(),
+            judges=judges,
+            settings=settings,
+            ledger=inputs.ledger,
+            earlier=inputs.earlier,
+            cached=inputs.cached,
+        )
+    finally:
+        close_judges(judges)  # a judge's connections live as long as its stage (or shard)
 
 
 def _rows(_inputs: ScoreInputs, result: ScoreResult) -> list[Row]:

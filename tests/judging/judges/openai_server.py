@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -86,6 +87,10 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = 0.0
+    """When it arrived (``time.monotonic()``)."""
+    peer: str = ""
+    """The client's address and port: one per connection it came over."""
 
 
 class OpenAIServer:
@@ -151,7 +156,11 @@ class OpenAIServer:
                     self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
                     return
                 seen = Seen(
-                    self.path, {k.lower(): v for k, v in self.headers.items()}, _parsed(raw)
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    _parsed(raw),
+                    at=time.monotonic(),
+                    peer=f"{self.client_address[0]}:{self.client_address[1]}",
                 )
                 with server._lock:
                     server.in_flight += 1

@@ -282,3 +282,80 @@ def test_every_request_asks_for_the_same_prompt(server: OpenAIServer) -> None:
     call(server)
     a, b = (json.dumps(r.body["messages"]) for r in server.requests)
     assert a == b
+
+
+def _with_retry_after(reply: Reply, value: str) -> Reply:
+    return Reply(reply.status, reply.body, headers={**reply.headers, "Retry-After": value})
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_after_is_waited_before_the_next_request(server: OpenAIServer, status: int) -> None:
+    """A 429 or 503 with Retry-After: 1 is asked again only after that second, not after the
+    200 ms backoff."""
+    server.script(
+        _with_retry_after(error(status, "busy", type_="server_error"), "1"), answer("tie")
+    )
+    start = time.monotonic()
+    c = call(server)
+    assert (c.status, c.attempts, server.count) == (CallStatus.JUDGED, 2, 2)
+    assert server.requests[1].at - server.requests[0].at >= 0.95
+    assert time.monotonic() - start >= 1.0
+
+
+def test_a_retry_after_past_the_deadline_ends_the_call_there(server: OpenAIServer) -> None:
+    """A judge asking for 30 s on a call with 3 s left: one request, failed_closed at once (no
+    early second request, no wait to the deadline), the reason naming the wait asked for."""
+    server.script(_with_retry_after(error(429, "busy", type_="rate_limit_error"), "30"))
+    start = time.monotonic()
+    c = call(server, deadline_s=3.0)
+    assert (c.status, c.attempts, server.count) == (CallStatus.FAILED_CLOSED, 1, 1)
+    assert time.monotonic() - start < 2.0
+    assert c.failure_reason is not None and "asked to wait 30 s (Retry-After)" in c.failure_reason
+
+
+def test_a_retry_after_date_is_read_as_seconds_from_now() -> None:
+    """Retry-After as an HTTP date is the seconds until then; unreadable or past is the backoff's."""
+    from datetime import UTC, datetime
+
+    from judging.judges._http import retry_after_seconds
+
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds("Tue, 01 Dec 2026 12:00:05 GMT", now) == 5.0
+    assert retry_after_seconds("Tue, 01 Dec 2026 11:00:00 GMT", now) == 0.0
+    assert retry_after_seconds("2.5", now) == 2.5
+    assert retry_after_seconds("soon", now) is None and retry_after_seconds(None, now) is None
+
+
+def test_calls_in_flight_share_one_pool_of_that_many_connections(server: OpenAIServer) -> None:
+    """Eight calls at once through a judge whose pool is four: the server never sees more than
+    four requests at a time, and the second wave reuses the first's connections."""
+    server.script(*[answer("first", delay_s=0.3)] * 8)
+    judge = judge_for(server, max_connections=4)
+    result = judge_batch(judge, requests(8), run_id="r", max_in_flight=8)
+    assert [c.status for c in result.calls] == [CallStatus.JUDGED] * 8
+    assert server.max_in_flight == 4
+    assert len({r.peer for r in server.requests}) == 4
+
+
+def test_closing_a_judge_ends_its_loop_and_a_later_call_starts_one(server: OpenAIServer) -> None:
+    """A judge's connections and event-loop thread end with close(); the next call reopens them
+    (a score stage closes the judges it built, so shard after shard leaves no thread behind)."""
+    import threading
+
+    from judging.judges import close_judges
+
+    def loops() -> int:
+        return sum(1 for t in threading.enumerate() if t.name == "judge-http")
+
+    before = loops()
+    judge = judge_for(server)
+    server.script(answer("first"), answer("second"))
+    assert call_judge(judge, request(), run_id="r").status is CallStatus.JUDGED
+    assert loops() == before + 1
+    close_judges([judge])
+    deadline = time.monotonic() + 5
+    while loops() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert loops() == before
+    assert call_judge(judge, request("c2"), run_id="r").status is CallStatus.JUDGED
+    judge.close()
