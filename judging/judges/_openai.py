@@ -1,9 +1,8 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions endpoint.
 
-Requests go through :class:`~judging.judges._http.AsyncTransport`: one
-``httpx.AsyncClient`` on an event loop of the judge's own, with a connection
-pool the size of the judge's concurrency (``max_in_flight``), shared by every
-call in flight. The body is built here and the answer read as plain JSON
+Requests go through :class:`~judging.judges._http.HttpTransport`: one
+``httpx.Client`` with a connection pool the size of the judge's concurrency
+(``max_in_flight``), shared by every call in flight. The body is built here and the answer read as plain JSON
 (no SDK models are built per call; the SDK's client-side cost per request is
 what held calls per second below what the endpoint allowed). There are no
 retries here: the call contract is the only retry policy, and each request
@@ -53,7 +52,7 @@ from typing import Any, Literal
 
 from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
-from judging.judges._http import AsyncTransport, Response, TransportFailed, TransportTimeout
+from judging.judges._http import HttpTransport, Response, TransportFailed, TransportTimeout
 from judging.judges._protocol import (
     ClientError,
     ConnectionFailed,
@@ -164,7 +163,7 @@ class OpenAIJudge:
         if self._secret:
             headers["authorization"] = f"Bearer {self._secret}"
         root = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._transport = AsyncTransport(root, headers, max_connections)
+        self._transport = HttpTransport(root, headers, max_connections)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIJudge(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
