@@ -112,6 +112,28 @@ def _default(key: str) -> Any:
     return value.value if hasattr(value, "value") else value
 
 
+def recorded_inputs(store: Ledger, run_id: str) -> dict[str, Any] | None:
+    """What ``run_id`` recorded as its inputs when it started; ``None`` for a new run id (or one
+    recorded before runs recorded their inputs)."""
+    if store.check(writing=True) == 0:
+        return None
+    for event in store.read(RunInfo, "WHERE run_id = ? ORDER BY recorded_at", [run_id]):
+        recorded = event.parameters.get(INPUTS_KEY)
+        if isinstance(recorded, dict):
+            return recorded
+    return None
+
+
+def _shard_size(store: Ledger, run_id: str, default: int | None) -> int | None:
+    """A run's shard size when none is given: what it recorded if it started before (a resume
+    must cut the same shards, or its finished ones would not be found), else ``default``."""
+    earlier = recorded_inputs(store, run_id)
+    if earlier is not None:
+        size = earlier.get("shard_size")
+        return int(size) if isinstance(size, int) else None
+    return default
+
+
 def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> None:
     """Refuse to resume ``run_id`` with inputs other than those it recorded.
 
@@ -180,7 +202,13 @@ def _judges(params: RunParams) -> list[JudgeConfig]:
     return list(resolved)
 
 
-def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> Prepared:
+def prepare(
+    params: RunParams,
+    kind: RunKind,
+    pr_diff: bytes | None = None,
+    *,
+    shard_default: int | None = None,
+) -> Prepared:
     """Load and check what the run is given; nothing is written, nothing runs.
 
     Raises a :class:`~bughunt.errors.BughuntError` naming the file, line or
@@ -188,6 +216,9 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     agent or judge, an agent's secret missing from the environment, a judge without its key, a bad gate table, a run id
     started before with other inputs, or task-runner settings it cannot run with (a Dask scheduler without a Prefect
     server).
+
+    ``shard_default`` is the shard size a new run takes when none is given (the
+    flow's, from its task runner); a run started before keeps the size it recorded.
     """
     check_runner_env()
     store = Ledger(params.ledger)
@@ -197,6 +228,8 @@ def prepare(params: RunParams, kind: RunKind, pr_diff: bytes | None = None) -> P
     run_id = params.run_id or new_run_id(kind.value)
     if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
         params = params.model_copy(update={"seed": run_seed(run_id)})
+    if params.shard_size is None:  # recorded too: a resume cuts the same shards
+        params = params.model_copy(update={"shard_size": _shard_size(store, run_id, shard_default)})
     corpus = load_corpus(params.corpus)
     baseline = _agent(corpus, params.baseline, "baseline")
     candidate = _agent(corpus, params.candidate, "candidate")

@@ -21,7 +21,7 @@ from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
-from flows._runner import run_stage
+from flows._runner import run_stage, shard_default
 from flows._tasks import stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
@@ -110,7 +110,7 @@ def run_pipeline(
     Prefect server; its sandbox or score stage, were the plan to have one,
     raises :class:`ValueError` (shards need a flow's task runner).
     """
-    run = prepare(params, kind, pr_diff)
+    run = prepare(params, kind, pr_diff, shard_default=shard_default() if orchestrated else None)
     store, run_id, params, corpus = run.store, run.run_id, run.params, run.corpus
     baseline, candidate, gate, hash_cache = run.baseline, run.candidate, run.gate, run.hash_cache
     judges = run.judges

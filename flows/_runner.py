@@ -31,12 +31,14 @@ if TYPE_CHECKING:  # Prefect is imported where a runner is made: checking the se
 
 __all__ = [
     "DASK_ADDRESS_ENV",
+    "DASK_SHARD_SIZE",
     "DASK_WORKERS_ENV",
     "TASK_RUNNER_ENV",
     "RunnerKind",
     "check_runner_env",
     "dask_task_runner",
     "run_stage",
+    "shard_default",
     "task_runner_from_env",
 ]
 
@@ -155,6 +157,27 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
     return dask_task_runner(
         address=env.get(DASK_ADDRESS_ENV, "").strip() or None, n_workers=_workers(env)
     )
+
+
+DASK_SHARD_SIZE = 5
+"""Cases per shard of a run on a Dask cluster that gives no ``--shard-size``: the smallest size
+at which Prefect's and Dask's orchestration of a shard and the flow's write of its rows cost at
+most 5 % of the shard's work, measured in ``benchmarks/scale_out.py`` (docs/scale-out.md)."""
+
+
+def shard_default() -> int | None:
+    """The shard size a new run of this flow takes when it gives none: :data:`DASK_SHARD_SIZE`
+    when the flow run's task runner is a Dask cluster; ``None`` (one shard per batch) on the
+    thread runner, whose shards would run one after another anyway."""
+    from prefect.context import FlowRunContext
+
+    ctx = FlowRunContext.get()
+    runner = getattr(ctx, "task_runner", None) if ctx is not None else None
+    if runner is None:
+        return None
+    from prefect_dask.task_runners import DaskTaskRunner
+
+    return DASK_SHARD_SIZE if isinstance(runner, DaskTaskRunner) else None
 
 
 def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

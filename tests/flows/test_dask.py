@@ -187,3 +187,74 @@ def test_run_refuses_a_scheduler_without_a_server_before_prefect_starts(tmp_path
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "PREFECT_API_URL" in lines[0] and "Dask scheduler" in lines[0]
     assert not ledger.exists() and "Starting temporary server" not in proc.stdout + proc.stderr
+
+
+def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """With no --shard-size a new run takes the size its flow's runner calls for (recorded with
+    its inputs); a resume of it, from any runner, cuts the same shards; a run recorded with
+    none keeps none."""
+    from bughunt.models import RunInfo, RunKind, RunStatus
+    from flows import prepare
+    from flows._inputs import INPUTS_KEY
+    from flows._runner import DASK_SHARD_SIZE
+
+    corpus = build_minicorpus(tmp_path / "c")
+    ledger = tmp_path / "l.duckdb"
+    params = RunParams(corpus=str(corpus.corpus), ledger=str(ledger), run_id="nightly-sized")
+    new = prepare(params, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
+    assert new.params.shard_size == DASK_SHARD_SIZE == new.inputs["shard_size"]
+    store = Ledger(ledger)
+    store.write(
+        [
+            RunInfo(
+                run_id="nightly-sized",
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.RUNNING,
+                parameters={INPUTS_KEY: new.inputs},
+            )
+        ]
+    )
+    resumed = prepare(params, RunKind.NIGHTLY, shard_default=None)  # e.g. from the CLI
+    assert resumed.params.shard_size == DASK_SHARD_SIZE and resumed.inputs == new.inputs
+    old = params.model_copy(update={"run_id": "nightly-unsized"})
+    first = prepare(old, RunKind.NIGHTLY)
+    store.write(
+        [
+            RunInfo(
+                run_id="nightly-unsized",
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.RUNNING,
+                parameters={INPUTS_KEY: first.inputs},
+            )
+        ]
+    )
+    again = prepare(old, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
+    assert again.params.shard_size is None
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_shard_default_follows_the_flow_s_task_runner() -> None:
+    """Inside a flow on a Dask cluster the default is the measured size; on threads, none."""
+    from prefect import flow
+    from prefect.task_runners import TaskRunner
+
+    from flows._runner import DASK_SHARD_SIZE, shard_default
+
+    threads: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
+    dask: TaskRunner[Any] = DaskTaskRunner(
+        cluster_kwargs={"n_workers": 1, "processes": False, "dashboard_address": ":0"}
+    )
+
+    @flow(task_runner=threads)
+    def on_threads() -> int | None:
+        return shard_default()
+
+    @flow(task_runner=dask)
+    def on_dask() -> int | None:
+        return shard_default()
+
+    assert on_threads() is None
+    assert on_dask() == DASK_SHARD_SIZE
+    assert shard_default() is None  # outside any flow run
