@@ -78,10 +78,11 @@ QUICK: dict[str, list[str]] = {
     "benchmarks.ledger_scale": ["--observations", "8000", "--nights", "4", "--rounds", "1"],
     "benchmarks.classifier_agreement": [],
     "benchmarks.cli_latency": ["--rounds", "1"],
-    "benchmarks.scale_out": ["--cases", "1", "--shard-size", "1"],
 }
 """Arguments that make each benchmark tiny (seconds). ``sandbox_throughput`` has no tiny
-size (it runs the whole demo corpus, hanging test included), so it is not in here."""
+size (it runs the whole demo corpus, hanging test included), nor has ``scale_out`` (three
+nightlies and two Dask clusters whose workers each start Prefect, minutes at any size; the
+sharding it measures is tested in ``tests/flows/test_dask*.py``), so they are not in here."""
 
 HERE = Path(__file__).resolve().parent
 

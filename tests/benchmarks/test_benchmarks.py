@@ -25,10 +25,8 @@ HEADLINE = {
     "benchmarks.ledger_scale": "ratio",
     "benchmarks.classifier_agreement": "agreement",
     "benchmarks.cli_latency": "ratio",
-    "benchmarks.scale_out": "speed-up",
 }
 NEEDS_DOCKER = {
-    "benchmarks.scale_out",
     "benchmarks.nightly_overhead",
     "benchmarks.incremental_rerun",
 }
