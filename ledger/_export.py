@@ -82,18 +82,10 @@ def _jsonl(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
     return rows
 
 
-def _csv(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
+def _written(writer: Any, reader: pa.RecordBatchReader) -> int:
+    """Every batch through an Arrow file writer (CSV or Parquet), closed at the end."""
     rows = 0
-    with pa_csv.CSVWriter(out, reader.schema) as writer:
-        for batch in reader:
-            writer.write_batch(batch)
-            rows += batch.num_rows
-    return rows
-
-
-def _parquet(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
-    rows = 0
-    with pa_parquet.ParquetWriter(out, reader.schema) as writer:
+    with writer:
         for batch in reader:
             writer.write_batch(batch)
             rows += batch.num_rows
@@ -101,8 +93,10 @@ def _parquet(reader: pa.RecordBatchReader, out: BinaryIO) -> int:
 
 
 _WRITERS: dict[ExportFormat, Callable[[pa.RecordBatchReader, BinaryIO], int]] = {
-    ExportFormat.CSV: _csv,
-    ExportFormat.PARQUET: _parquet,
+    ExportFormat.CSV: lambda reader, out: _written(pa_csv.CSVWriter(out, reader.schema), reader),
+    ExportFormat.PARQUET: lambda reader, out: _written(
+        pa_parquet.ParquetWriter(out, reader.schema), reader
+    ),
     ExportFormat.JSONL: _jsonl,
 }
 

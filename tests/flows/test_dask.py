@@ -206,30 +206,25 @@ def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_ow
     new = prepare(params, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
     assert new.params.shard_size == DASK_SHARD_SIZE == new.inputs["shard_size"]
     store = Ledger(ledger)
-    store.write(
-        [
-            RunInfo(
-                run_id="nightly-sized",
-                kind=RunKind.NIGHTLY,
-                status=RunStatus.RUNNING,
-                parameters={INPUTS_KEY: new.inputs},
-            )
-        ]
-    )
+
+    def started(run_id: str, inputs: dict[str, Any]) -> None:
+        """The run's first event, as the pipeline records it."""
+        store.write(
+            [
+                RunInfo(
+                    run_id=run_id,
+                    kind=RunKind.NIGHTLY,
+                    status=RunStatus.RUNNING,
+                    parameters={INPUTS_KEY: inputs},
+                )
+            ]
+        )
+
+    started("nightly-sized", new.inputs)
     resumed = prepare(params, RunKind.NIGHTLY, shard_default=None)  # e.g. from the CLI
     assert resumed.params.shard_size == DASK_SHARD_SIZE and resumed.inputs == new.inputs
     old = params.model_copy(update={"run_id": "nightly-unsized"})
-    first = prepare(old, RunKind.NIGHTLY)
-    store.write(
-        [
-            RunInfo(
-                run_id="nightly-unsized",
-                kind=RunKind.NIGHTLY,
-                status=RunStatus.RUNNING,
-                parameters={INPUTS_KEY: first.inputs},
-            )
-        ]
-    )
+    started("nightly-unsized", prepare(old, RunKind.NIGHTLY).inputs)
     again = prepare(old, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
     assert again.params.shard_size is None
 

@@ -29,6 +29,7 @@ from bughunt.models import (
     ReproOutcome,
     RunKind,
     RunStatus,
+    StageOutput,
     Status,
     Strategy,
     Tree,
@@ -532,3 +533,16 @@ def rendered_html(summary: RunSummary, history: History) -> str:
 def out_dir(tmp_path: Path) -> Path:
     """A fresh output folder."""
     return tmp_path / "out"
+
+
+def report_checkpoint(summary: RunSummary, at: datetime) -> StageOutput:
+    """The report stage's checkpoint of ``summary``, as the flow writes it."""
+    from tasks.report import REPORT_STAGE, report_payload
+
+    return StageOutput(
+        run_id=summary.run_id,
+        stage=REPORT_STAGE,
+        inputs_hash="h",
+        payload=report_payload(summary),
+        recorded_at=at,
+    )

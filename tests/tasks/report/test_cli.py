@@ -8,17 +8,15 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from bughunt.models import StageOutput
 from cli._report import register
 from ledger import Ledger
 from tasks.report import (
-    REPORT_STAGE,
     History,
     RunSummary,
     load_history,
-    report_payload,
     write_report,
 )
+from tests.tasks.report.conftest import report_checkpoint
 from tests.tasks.report.test_history import night
 
 runner = CliRunner()
@@ -37,18 +35,8 @@ def cli() -> typer.Typer:
 
 
 def stored(ledger: Ledger, summary: RunSummary, at: datetime) -> None:
-    """The report stage's checkpoint, as the flow writes it."""
-    ledger.write(
-        [
-            StageOutput(
-                run_id=summary.run_id,
-                stage=REPORT_STAGE,
-                inputs_hash="h",
-                payload=report_payload(summary),
-                recorded_at=at,
-            )
-        ]
-    )
+    """Write the report stage's checkpoint the way the flow does."""
+    ledger.write([report_checkpoint(summary, at)])
 
 
 def test_rerender_gives_the_same_summary_json(

@@ -13,14 +13,13 @@ from bughunt.models import RunInfo, RunKind, RunStatus, StageOutput
 from cli import app
 from ledger import Ledger
 from tasks.report import (
-    REPORT_STAGE,
     History,
     RunSummary,
     default_out_dir,
     list_runs,
-    report_payload,
     write_report,
 )
+from tests.tasks.report.conftest import report_checkpoint
 
 T0 = datetime(2026, 11, 30, 2, 0)
 
@@ -40,15 +39,7 @@ def _events(ledger: Ledger, summary: RunSummary, *, closed_after_s: float | None
     if closed_after_s is not None:
         at = T0 + timedelta(seconds=closed_after_s)
         rows.append(RunInfo(**common, status=RunStatus.COMPLETED, recorded_at=at))
-        rows.append(
-            StageOutput(
-                run_id=summary.run_id,
-                stage=REPORT_STAGE,
-                inputs_hash="h",
-                payload=report_payload(summary),
-                recorded_at=at,
-            )
-        )
+        rows.append(report_checkpoint(summary, at))
     ledger.write(rows)
 
 
@@ -181,13 +172,7 @@ def test_the_last_nightly_is_the_latest_one_started_before_the_run(
                 status=RunStatus.COMPLETED,
                 recorded_at=T0 + timedelta(days=3),
             ),
-            StageOutput(
-                run_id="nightly-later",
-                stage=REPORT_STAGE,
-                inputs_hash="h",
-                payload=report_payload(later),
-                recorded_at=T0 + timedelta(days=3),
-            ),
+            report_checkpoint(later, T0 + timedelta(days=3)),
         ]
     )
     found = previous_nightly(ledger, pr)

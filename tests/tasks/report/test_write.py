@@ -24,21 +24,12 @@ from tasks.report import (
     summary_json,
     write_report,
 )
+from tests.tasks.report.conftest import report_checkpoint
 
 
 def store(ledger: Ledger, summary: RunSummary, at: datetime) -> None:
     """Write the report stage's checkpoint the way the flow does."""
-    ledger.write(
-        [
-            StageOutput(
-                run_id=summary.run_id,
-                stage=REPORT_STAGE,
-                inputs_hash="h",
-                payload=report_payload(summary),
-                recorded_at=at,
-            )
-        ]
-    )
+    ledger.write([report_checkpoint(summary, at)])
 
 
 def test_write_report_writes_three_files(
