@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -45,17 +46,35 @@ class CorpusMismatch(TerminalError):
     """The corpus a stage reads is not the one its run was started on."""
 
 
+_VERIFIED: set[tuple[str, str]] = set()
+"""(corpus folder, content hash) pairs this process has found to match: the whole folder is
+read once per process and run content, not once per shard (a shard of 5 cases of a corpus of
+10,000 would otherwise hash all 10,000)."""
+_VERIFIED_LOCK = threading.Lock()
+
+
 def check_corpus_content(corpus: Corpus, expected: str) -> None:
     """Raise :class:`CorpusMismatch`, naming the folder and this host, unless the corpus
-    folder's content here hashes to ``expected`` (the same hash a run's inputs record)."""
+    folder's content here hashes to ``expected`` (the same hash a run's inputs record).
+
+    Checked once per process for each (folder, hash): a worker verifies the first shard it
+    gets of a run's corpus, and trusts the folder for the shards after it.
+    """
+    key = (str(corpus.root), expected)
+    with _VERIFIED_LOCK:
+        if key in _VERIFIED:
+            return
     found = hash_tree(corpus.root, exclude=TREE_EXCLUDE)
-    if found != expected:
-        raise CorpusMismatch(
-            f"the corpus here (host {socket.gethostname()}) is not the one the run started "
-            f"on: its content hashes to {found[:12]}, the run's to {expected[:12]}; give every "
-            "worker the flow host's checkout of the corpus at the same path (nothing was run)",
-            file=str(corpus.root),
-        )
+    if found == expected:
+        with _VERIFIED_LOCK:
+            _VERIFIED.add(key)
+        return
+    raise CorpusMismatch(
+        f"the corpus here (host {socket.gethostname()}) is not the one the run started "
+        f"on: its content hashes to {found[:12]}, the run's to {expected[:12]}; give every "
+        "worker the flow host's checkout of the corpus at the same path (nothing was run)",
+        file=str(corpus.root),
+    )
 
 
 def run(
