@@ -14,7 +14,10 @@ help: ## List the make targets
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	@# The lock holds every package: --no-deps installs exactly it. Resolving again would let an
+	@# extra (httpx[http2] from prefect) reach for a newer release than the lock pins.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r requirements.lock
+	$(BIN)/python -m pip check --disable-pip-version-check
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $@
 

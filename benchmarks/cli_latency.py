@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DEMO = ROOT / "corpus" / "demo"
-DOCS_DIFF = "--- a/docs/x.md\n+++ b/docs/x.md\n@@ -1 +1 @@\n-a\n+b\n"
+DOCS_DIFF = "--- a/docs/operations.md\n+++ b/docs/operations.md\n@@ -1 +1 @@\n-a\n+b\n"
 
 
 def best_of(argv: list[str], rounds: int, cwd: Path, code: int) -> float:
