@@ -51,7 +51,11 @@ def _configs(
     known = name in judges.judges or name in judges.juries
     if not known and (base_url or model):
         # An ad-hoc OpenAI-compatible judge, e.g. a local server tried before configuring it.
+        # At a --base-url it sends no key unless --api-key-env names one: a local endpoint
+        # needs none, and OPENAI_API_KEY is not sent to an address it was not meant for.
         fields: dict[str, Any] = {"name": name, "backend": "openai", **overrides}
+        if base_url and api_key_env is None:
+            fields["api_key_env"] = ""
         fields["family"] = family or model or name
         return [JudgeConfig.model_validate(fields)]
     if family is not None:
@@ -117,7 +121,11 @@ def check_command(
     ] = None,
     api_key_env: Annotated[
         str | None,
-        typer.Option("--api-key-env", help="Environment variable holding the API key."),
+        typer.Option(
+            "--api-key-env",
+            help="Environment variable holding the API key (an ad-hoc judge at --base-url "
+            "sends none unless this names one).",
+        ),
     ] = None,
     family: Annotated[
         str | None, typer.Option("--family", help="Family of an ad-hoc judge (default: model).")
@@ -125,8 +133,10 @@ def check_command(
     config: Annotated[
         Path | None,
         typer.Option(
+            "--judges-config",
             "--config",
-            help="Judge configuration: a pyproject.toml or a TOML file (default ./pyproject.toml).",
+            help="TOML with [judges.*] / [juries.*] (default ./pyproject.toml); --config is the "
+            "older name.",
         ),
     ] = None,
     deadline: Annotated[

@@ -127,7 +127,9 @@ def _emit_run(run: RunSummary, as_json: bool) -> None:
 def summary(
     ledger: LedgerOpt = None,
     batch: Annotated[str | None, typer.Option(help="Only this ingest batch.")] = None,
-    run: Annotated[str | None, typer.Option(help="Only records of this run id.")] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", "--run-id", help="Only records of this run id.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Summarise outcome records stored in the ledger (all, one batch, or one run).

@@ -94,6 +94,7 @@ def report(
         str | None,
         typer.Option(
             "--run",
+            "--run-id",
             help="Run id, or the start of one (default: the latest run with a stored report).",
             show_default=False,
         ),
@@ -102,7 +103,7 @@ def report(
         Path | None,
         typer.Option(
             "--out",
-            help="Output folder (default: runs/<run id> beside the ledger file).",
+            help="Output folder (default: <ledger name>.runs/<run id> beside the ledger file).",
             file_okay=False,
             show_default=False,
         ),

@@ -14,8 +14,8 @@ could be written again within that tick without its stat changing (git's
 "racy clean" problem). Entries whose mtime or ctime is less than
 ``racy_s`` (2 s) before the moment they were hashed are therefore not kept.
 
-**Where it lives.** ``hash-cache.json`` beside the ledger
-(:data:`CACHE_FILE`), not in it: tasks never write the ledger (docs/architecture.md#the-stages),
+**Where it lives.** ``.hash-cache.json`` in the folder named after the ledger
+(``<ledger name>.runs/``, :data:`CACHE_FILE`), not in it: tasks never write the ledger (docs/architecture.md#the-stages),
 a stat identity means something only on the machine that read the file
 (the ledger's rows are portable), and the cache is disposable — deleting
 it, or a corrupt or foreign file, costs only a re-read, never a wrong hash.
@@ -38,7 +38,7 @@ from typing import Any
 from bughunt.hashing import hash_json, hash_tree, sha256_bytes
 from corpus._hashing import METADATA_FILE, TREE_EXCLUDE
 
-CACHE_FILE = "hash-cache.json"
+CACHE_FILE = ".hash-cache.json"
 """File name of the cache, in the ledger's folder."""
 FORMAT = 1
 """Version of the file's layout; a file of another version is ignored."""

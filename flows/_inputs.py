@@ -37,7 +37,7 @@ from corpus import (
 from flows._runner import check_runner_env
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
-from ledger import Ledger
+from ledger import Ledger, runs_folder
 from tasks.classify import CaseScope, plan_for_diff
 from tasks.sandbox import corpus_images
 from tasks.score import GateThresholds, load_gate_thresholds
@@ -242,7 +242,9 @@ def prepare(
     corpus_images(corpus, [baseline, candidate], target_errors={})
     judges = _judges(params)
     gate = load_gate_thresholds()
-    hash_cache = str(store.path.parent / CACHE_FILE)
+    home = runs_folder(store.path)  # the cache is saved only into a folder that exists
+    home.mkdir(exist_ok=True)
+    hash_cache = str(home / CACHE_FILE)
     inputs = run_inputs(params, kind, corpus, judges, gate, pr_diff, hash_cache)
     check_same_inputs(store, run_id, inputs)
     return Prepared(

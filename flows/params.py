@@ -34,7 +34,7 @@ class RunParams(BaseModel):
     ledger: str | None = None
     """Ledger file (default ``BUGHUNT_LEDGER`` or ``.bughunt/ledger.duckdb``)."""
     out: str | None = None
-    """Report folder (default ``<ledger folder>/runs/<run id>``)."""
+    """Report folder (default ``<ledger folder>/<ledger name>.runs/<run id>``)."""
     run_id: str | None = None
     """Run id; give an existing one to resume it (a name: letters, digits, '.', '_', '-')."""
     baseline: str | None = None

@@ -4,7 +4,7 @@ from ledger._codec import arrow_to_rows, rows_to_arrow
 from ledger._export import ExportFormat, format_for, write_batches
 from ledger._migrate import current_version, known_migrations
 from ledger._record import RestoreRows, StageInputs, StageRecord
-from ledger._store import DEFAULT_PATH, Ledger, default_path
+from ledger._store import DEFAULT_PATH, Ledger, default_path, runs_folder
 
 __all__ = [
     "DEFAULT_PATH",
@@ -19,5 +19,6 @@ __all__ = [
     "format_for",
     "known_migrations",
     "rows_to_arrow",
+    "runs_folder",
     "write_batches",
 ]

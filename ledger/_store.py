@@ -47,6 +47,20 @@ def default_path() -> Path:
     return Path(os.environ.get("BUGHUNT_LEDGER") or DEFAULT_PATH)
 
 
+RUNS_SUFFIX = ".runs"
+
+
+def runs_folder(ledger: Path) -> Path:
+    """The folder named after a ledger file that holds what its runs leave on disk.
+
+    ``/some/dir/x.duckdb`` keeps its run folders (``x.runs/<run id>/``) and the corpus hash
+    cache (``x.runs/.hash-cache.json``, which no run id can be named) in ``/some/dir/x.runs/``,
+    so two ledgers in one folder (``/tmp`` say) never mix their runs or caches.
+    """
+    stem = ledger.name if ledger.suffix == RUNS_SUFFIX else ledger.stem
+    return ledger.parent / f"{stem}{RUNS_SUFFIX}"
+
+
 _Signature = tuple[int, int, int, int]
 
 _TRUSTED: dict[str, tuple[_Signature, int]] = {}

@@ -1,7 +1,7 @@
 """The report stage's files, and a past run's summary read back from the ledger.
 
 Per run: ``report.md``, ``report.html`` and ``summary.json`` in one folder
-(default ``<ledger folder>/runs/<run id>/``). The flow stores the RunSummary
+(default ``<ledger folder>/<ledger name>.runs/<run id>/``). The flow stores the RunSummary
 as the payload of the ``report`` stage in ``stage_outputs``; ``load_summary``
 reads it back, so ``bughunt report`` re-renders a past run from the ledger
 alone and writes the same ``summary.json`` byte for byte.
@@ -19,7 +19,7 @@ from typing import Any
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.models import run_id_name
-from ledger import Ledger
+from ledger import Ledger, runs_folder
 from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._render import render_html, render_markdown
@@ -65,16 +65,17 @@ def report_payload(summary: RunSummary) -> dict[str, Any]:
 
 
 def default_out_dir(ledger: Ledger, run_id: str) -> Path:
-    """``<ledger folder>/runs/<run id>``: a run's outputs live beside the ledger that holds it.
+    """``<ledger folder>/<ledger name>.runs/<run id>``: a run's outputs live beside the ledger
+    that holds it, in the folder named after it (:func:`ledger.runs_folder`).
 
     Raises :class:`InputError` for a run id that is not a name
-    (:func:`~bughunt.models.run_id_name`): it would leave ``runs/``.
+    (:func:`~bughunt.models.run_id_name`): it would leave that folder.
     """
     try:
         name = run_id_name(run_id)
     except ValueError as exc:
         raise InputError(str(exc), file=str(ledger.path), field="run_id") from None
-    return ledger.path.parent / "runs" / name
+    return runs_folder(ledger.path) / name
 
 
 REPORT_MODE = 0o644

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import docker
 
-from ledger import Ledger
+from ledger import Ledger, runs_folder
 from tests.flows.corpora import case_diff, mini_corpus
 
 CASES = ["cmp-withdraw-exact-balance", "ret-credit-balance-sign", "state-next-id"]
@@ -115,7 +115,7 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
     # gone), with the ledger reached by another path and a judge setting that does not
     # change what is computed: every stage resumes, nothing is written twice, and the
     # report files come back.
-    shutil.rmtree(ledger.parent / "runs" / run_id)
+    shutil.rmtree(runs_folder(ledger) / run_id)
     alias = tmp_path / "alias"
     alias.symlink_to(tmp_path, target_is_directory=True)
     moved = [*args]
@@ -124,7 +124,7 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
     out, err = third.communicate(timeout=300)
     assert third.returncode == 0, err[-3000:]
     assert json.loads(out)["stages_run"] == []
-    assert (ledger.parent / "runs" / run_id / "report.html").is_file()
+    assert (runs_folder(ledger) / run_id / "report.html").is_file()
     again_rows = store.query("SELECT count(*) AS n FROM observations WHERE run_id = ?", [run_id])[0]
     assert again_rows["n"] == rows["n"]
 

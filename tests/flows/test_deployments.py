@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from flows import RunParams
-from ledger import Ledger
+from ledger import Ledger, runs_folder
 from tests.conftest import ROOT
 from tests.flows.minicorpus import build_minicorpus
 from tests.flows.servers import PREFECT, Server, background, prefect, tail
@@ -130,4 +130,4 @@ def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
     assert [r["case_id"] for r in verdicts] == [touched]
     manifest = store.query("SELECT case_id FROM corpus_manifest WHERE run_id = ?", [run_id])
     assert {r["case_id"] for r in manifest} == set(mini.cases)
-    assert (ledger.parent / "runs" / run_id / "report.md").is_file()
+    assert (runs_folder(ledger) / run_id / "report.md").is_file()

@@ -149,7 +149,7 @@ def test_a_missing_config_file_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_missing_key_variable_is_an_error_that_names_it(server: OpenAIServer) -> None:
-    """No key in the environment: exit 2, naming the variable, nothing sent."""
+    """The key's variable named and empty: exit 2, naming the variable, nothing sent."""
     result = check(
         "--judge",
         "local",
@@ -157,6 +157,8 @@ def test_a_missing_key_variable_is_an_error_that_names_it(server: OpenAIServer) 
         server.base_url,
         "--model",
         "m",
+        "--api-key-env",
+        "OPENAI_API_KEY",
         env={"OPENAI_API_KEY": ""},
     )
     assert result.exit_code == 2
@@ -205,3 +207,51 @@ def test_check_a_jury_checks_every_member(tmp_path: Path, server: OpenAIServer) 
         ("sim", "judged"),
     ]
     assert out["members"][0]["attempts"] == 3 and server.count == 3
+
+
+def test_an_ad_hoc_judge_at_a_base_url_is_keyless_unless_told(server: OpenAIServer) -> None:
+    """A local endpoint needs no key: no OPENAI_API_KEY is asked for, and one that is set is not
+    sent to an address it was not meant for; --api-key-env names the key to send."""
+    server.script(answer("first"), answer("first"))
+    keyless = check("--judge", "local", "--base-url", server.base_url, "--model", "m", env={})
+    assert keyless.exit_code == 0, keyless.output
+    leaked = check(
+        "--judge",
+        "local",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        env={"OPENAI_API_KEY": "sk-not-for-you"},
+    )
+    assert leaked.exit_code == 0, leaked.output
+    assert [r.headers.get("authorization") for r in server.requests] == [None, None]
+    server.script(answer("first"))
+    told = check(
+        "--judge",
+        "local",
+        "--base-url",
+        server.base_url,
+        "--model",
+        "m",
+        "--api-key-env",
+        "LOCAL_KEY",
+        env={"LOCAL_KEY": "k-local"},
+    )
+    assert told.exit_code == 0, told.output
+    assert server.requests[-1].headers.get("authorization") == "Bearer k-local"
+
+
+def test_judges_config_is_the_shared_name_of_the_config_option(
+    server: OpenAIServer, tmp_path: Path
+) -> None:
+    """--judges-config, as every other command names it, reads the judges of judge check."""
+    config = tmp_path / "judges.toml"
+    config.write_text(
+        f'[judges.mine]\nbackend = "openai"\nfamily = "f"\nmodel = "m"\n'
+        f'base_url = "{server.base_url}"\napi_key_env = ""\n'
+    )
+    server.script(answer("first"))
+    result = check("--judge", "mine", "--judges-config", str(config), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["judge"] == "mine"

@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from cli._report import register
-from ledger import Ledger
+from ledger import Ledger, runs_folder
 from tasks.report import (
     History,
     RunSummary,
@@ -76,7 +76,7 @@ def test_default_folder_is_beside_the_ledger(summary: RunSummary, ledger: Ledger
     stored(ledger, summary, datetime(2026, 11, 30, 3, 0, tzinfo=UTC))
     result = runner.invoke(cli(), ["report", "--ledger", str(ledger.path)])
     assert result.exit_code == 0, result.output
-    folder = ledger.path.parent / "runs" / summary.run_id
+    folder = runs_folder(ledger.path) / summary.run_id
     assert sorted(p.name for p in folder.iterdir()) == ["report.html", "report.md", "summary.json"]
 
 
