@@ -21,6 +21,11 @@ a one-worker cluster, minus the same calls made plainly.
 The default shard size is chosen from these figures: the smallest size whose
 orchestration costs at most 5 % of its work, at least 1.
 
+Run it with ``PREFECT_API_URL`` naming a Prefect server, as a cluster is run
+(docs/scale-out.md): without one, each Dask worker process starts an ephemeral
+Prefect API of its own on one SQLite file, which on two cores costs the Dask
+runs a third of their speed. The first line printed says which it was.
+
 Run: ``python -m benchmarks.scale_out [--cases 200] [--shard-size 5]
 [--keep DIR]``. Last line: the speed-up of 2 workers over 1.
 """
@@ -182,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     # a case's executions: its contract check's two suite runs and its reproduction tests
     per_execution = one / max(1, counts["dask1"] + 2 * len(ids))
     size = max(1, math.ceil((per_shard + written) / (OVERHEAD_SHARE * per_case)))
+    served = os.environ.get("PREFECT_API_URL")
+    print(
+        f"prefect:        {'a server (PREFECT_API_URL)' if served else 'ephemeral API per process'}"
+    )
     print(f"corpus:         {len(ids)} synthetic cases × 2 replay agents, repeats = 1")
     print(f"executions:     {counts} (each run the same work)")
     print(f"single process: {single:7.1f} s  (thread runner, 1 shard, 2 inner workers)")
