@@ -30,19 +30,15 @@ def check(*args: str, env: dict[str, str] | None = None) -> Result:
     return runner.invoke(app(), ["judge", "check", *args], env=env)
 
 
+def check_ad_hoc(server: OpenAIServer, *args: str, env: dict[str, str] | None = None) -> Result:
+    """``judge check`` of an unconfigured judge ``local`` at the test server, model ``m``."""
+    return check("--judge", "local", "--base-url", server.base_url, "--model", "m", *args, env=env)
+
+
 def test_check_an_ad_hoc_endpoint_prints_the_parsed_answer_as_json(server: OpenAIServer) -> None:
     """--base-url and --model check an unconfigured endpoint; --json prints the call."""
     server.script(answer("first", "precise repro and root cause"))
-    result = check(
-        "--judge",
-        "local",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--json",
-        env={"OPENAI_API_KEY": "k"},
-    )
+    result = check_ad_hoc(server, "--json", env={"OPENAI_API_KEY": "k"})
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert (out["status"], out["winner"], out["attempts"], out["expected_winner"]) == (
@@ -61,15 +57,7 @@ def test_check_an_ad_hoc_endpoint_prints_the_parsed_answer_as_json(server: OpenA
 def test_check_exits_1_when_the_judge_fails(server: OpenAIServer) -> None:
     """A judge that refuses the request: status and reason printed, exit code 1."""
     server.script(error(400, "unknown model"))
-    result = check(
-        "--judge",
-        "local",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        env={"OPENAI_API_KEY": "k"},
-    )
+    result = check_ad_hoc(server, env={"OPENAI_API_KEY": "k"})
     assert result.exit_code == 1
     text = result.stdout
     assert "status:    failed_closed" in text
@@ -150,17 +138,7 @@ def test_a_missing_config_file_is_an_error(tmp_path: Path) -> None:
 
 def test_a_missing_key_variable_is_an_error_that_names_it(server: OpenAIServer) -> None:
     """The key's variable named and empty: exit 2, naming the variable, nothing sent."""
-    result = check(
-        "--judge",
-        "local",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--api-key-env",
-        "OPENAI_API_KEY",
-        env={"OPENAI_API_KEY": ""},
-    )
+    result = check_ad_hoc(server, "--api-key-env", "OPENAI_API_KEY", env={"OPENAI_API_KEY": ""})
     assert result.exit_code == 2
     assert "OPENAI_API_KEY is not set" in result.stderr
     assert server.count == 0
@@ -213,31 +191,13 @@ def test_an_ad_hoc_judge_at_a_base_url_is_keyless_unless_told(server: OpenAIServ
     """A local endpoint needs no key: no OPENAI_API_KEY is asked for, and one that is set is not
     sent to an address it was not meant for; --api-key-env names the key to send."""
     server.script(answer("first"), answer("first"))
-    keyless = check("--judge", "local", "--base-url", server.base_url, "--model", "m", env={})
+    keyless = check_ad_hoc(server, env={})
     assert keyless.exit_code == 0, keyless.output
-    leaked = check(
-        "--judge",
-        "local",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        env={"OPENAI_API_KEY": "sk-not-for-you"},
-    )
+    leaked = check_ad_hoc(server, env={"OPENAI_API_KEY": "sk-not-for-you"})
     assert leaked.exit_code == 0, leaked.output
     assert [r.headers.get("authorization") for r in server.requests] == [None, None]
     server.script(answer("first"))
-    told = check(
-        "--judge",
-        "local",
-        "--base-url",
-        server.base_url,
-        "--model",
-        "m",
-        "--api-key-env",
-        "LOCAL_KEY",
-        env={"LOCAL_KEY": "k-local"},
-    )
+    told = check_ad_hoc(server, "--api-key-env", "LOCAL_KEY", env={"LOCAL_KEY": "k-local"})
     assert told.exit_code == 0, told.output
     assert server.requests[-1].headers.get("authorization") == "Bearer k-local"
 
