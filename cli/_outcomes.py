@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from bughunt.models import Observation
+from bughunt.models import Observation, VerdictOutcome
 from cli._common import (
     JsonOpt,
     LedgerOpt,
@@ -19,7 +19,14 @@ from cli._common import (
 )
 from flows.adhoc import ingest_records
 from ledger import Ledger
-from tasks.report import RunSummary, find_summary, headline_lines, run_counts
+from tasks.report import (
+    RunSummary,
+    find_summary,
+    headline_lines,
+    load_summary,
+    resolve_run_id,
+    run_counts,
+)
 from tasks.score import conflict_rows, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import OutcomeSummary, summarize
@@ -173,8 +180,28 @@ def conflicts(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @guarded
-def unscored(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
-    """Unscored cases over all history: which, why, since when, from which sources."""
+def unscored(
+    ledger: LedgerOpt = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run",
+            "--run-id",
+            help="Instead: the pairs this run left without a verdict, from its stored report "
+            "(an id or the start of one), as `bughunt runs` counts them.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Unscored cases over all history: which, why, since when, from which sources.
+
+    With --run, the pairs that run left without a verdict instead (case, sample,
+    why, and both versions' reproduction outcomes): the same pairs as the
+    run's report, `bughunt runs` and `bughunt summary --run` count as unscored.
+    """
+    if run is not None:
+        _run_unscored(Ledger(ledger), run, as_json)
+        return
     rows = unscored_rows(Ledger(ledger))
     if as_json:
         print_json(rows)
@@ -189,6 +216,27 @@ def unscored(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
         for r in rows
     ]
     print_rows(table, title="unscored cases")
+
+
+def _run_unscored(store: Ledger, given: str, as_json: bool) -> None:
+    run_id = resolve_run_id(store, given)
+    summary = load_summary(store, run_id)
+    pairs = [
+        {
+            "case_id": row.case_id,
+            "sample": row.sample,
+            "reason": row.verdict_reason,
+            "baseline": row.baseline_status.value,
+            "candidate": row.candidate_status.value,
+        }
+        for row in summary.cases
+        if row.verdict == VerdictOutcome.UNSCORED.value
+    ]
+    if as_json:
+        print_json({"run_id": summary.run_id, "pairs": len(summary.cases), "unscored": pairs})
+        return
+    typer.echo(f"run {summary.run_id}: {len(pairs)} of {len(summary.cases)} pairs unscored")
+    print_rows(pairs, title="unscored pairs")
 
 
 def _when(moment: datetime | None) -> str | None:

@@ -148,6 +148,25 @@ def test_every_count_reads_the_same_in_every_output(tmp_path: Path) -> None:
         == (expected[PAIRS][:5])
     )
     assert counts["unscored"] == h["unscored"] and counts["calls_used"] == h["calls_used"]
+    # `bughunt unscored --run` (by a start of the id) lists those pairs, `bughunt runs` counts them
+    listed = runner.invoke(
+        app, ["unscored", "--run", run_id[:-3], "--json", "--ledger", str(ledger)]
+    )
+    assert listed.exit_code == 0, listed.output
+    pairs = json.loads(listed.stdout)
+    assert (pairs["run_id"], pairs["pairs"], len(pairs["unscored"])) == (
+        run_id,
+        h["pairs"],
+        h["unscored"],
+    )
+    assert "cond-closed-account" in {p["case_id"] for p in pairs["unscored"]}
+    assert all(p["reason"] for p in pairs["unscored"])
+    as_text = runner.invoke(app, ["unscored", "--run-id", run_id, "--ledger", str(ledger)])
+    assert f"{h['unscored']} of {h['pairs']} pairs unscored" in as_text.stdout
+    listed_runs = runner.invoke(app, ["runs", "--json", "--ledger", str(ledger)])
+    assert [r["unscored"] for r in json.loads(listed_runs.stdout) if r["run_id"] == run_id] == [
+        h["unscored"]
+    ]
     assert (counts["verdict_calls"], counts["probe_calls"]) == (verdict, probe)
     # the ledger's rows: one verdict per pair, every call recorded, probe calls by their case id
     rows = Ledger(ledger).query(
