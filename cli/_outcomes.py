@@ -27,7 +27,7 @@ from tasks.report import (
     resolve_run_id,
     run_counts,
 )
-from tasks.score import conflict_rows, stored_records, unscored_rows
+from tasks.score import conflict_rows, run_observations, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import OutcomeSummary, summarize
 from tasks.score.records import BadLine, ReadResult, new_batch_id, read_records
@@ -141,7 +141,8 @@ def summary(
 ) -> None:
     """Summarise outcome records stored in the ledger (all, one batch, or one run).
 
-    For a run with a stored report (a nightly or PR run), --run prints what
+    All of them means the ingested records: the observations nightly and PR
+    runs made are counted apart, with a pointer to each run's figures. For a run with a stored report (a nightly or PR run), --run prints what
     its report says, in the same words: the headline, the pairs and judge
     calls (verdict and bias-probe calls apart), each version's reproductions
     and the outcome records of its cases (under "run" in JSON).
@@ -153,10 +154,31 @@ def summary(
     if stored is not None:
         _emit_run(stored, as_json)
         return
-    rows = stored_records(store, batch=batch, run=run)
-    if (batch or run) and not rows:
-        fail(f"no records for {'batch ' + batch if batch else 'run ' + str(run)}")
-    _emit(summarize(rows), [], as_json)
+    if batch or run:
+        rows = stored_records(store, batch=batch, run=run)
+        if not rows:
+            fail(f"no records for {'batch ' + batch if batch else 'run ' + str(run)}")
+        _emit(summarize(rows), [], as_json)
+        return
+    # All of them: the ingested records. What runs' sandbox stages made is counted apart and
+    # pointed to, since over cases it reads as mixed by design.
+    rows, runs = stored_records(store, ingested=True), run_observations(store)
+    if as_json:
+        data: dict[str, Any] = summarize(rows).model_dump(mode="json", by_alias=True)
+        data["bad_lines"] = []
+        data["run_observations"] = runs
+        print_json(data)
+        return
+    if rows or not runs["observations"]:
+        _emit(summarize(rows), [], as_json=False)
+    if runs["observations"]:
+        typer.echo(
+            f"{'' if not rows else chr(10)}{runs['observations']} observations from "
+            f"{runs['runs']} nightly or PR run(s) are not summarised here: a run executes each "
+            "reproduction test on the buggy tree (where it should fail) and on the fixed tree "
+            "(where it should pass), so over cases they read as mixed by design. Each run's "
+            f"figures: `bughunt runs`, `bughunt summary --run {runs['latest_run']}` (the latest)."
+        )
 
 
 @guarded

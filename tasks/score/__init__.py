@@ -30,7 +30,7 @@ from tasks.score._gate import (
 )
 from tasks.score._health import CallCounts, JudgeHealth, call_counts
 from tasks.score._stage import ScoreResult, ScoreSettings, score_stage
-from tasks.score._stored import conflict_rows, stored_records, unscored_rows
+from tasks.score._stored import conflict_rows, run_observations, stored_records, unscored_rows
 from tasks.score.outcome_text import render_summary
 from tasks.score.outcomes import CaseState, OutcomeSummary, identity_of, summarize
 from tasks.score.records import BadLine, ReadResult, read_records, record_from_dict
@@ -77,6 +77,7 @@ __all__ = [
     "render_summary",
     "report_quality",
     "run",
+    "run_observations",
     "score_interval",
     "score_stage",
     "stored_records",

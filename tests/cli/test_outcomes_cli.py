@@ -203,3 +203,51 @@ def test_conflict_times_are_shown_in_utc_whatever_the_local_zone(
         monkeypatch.delenv("TZ")
         time.tzset()
     assert stored.strftime("%Y-%m-%d %H:%M:%S") in out
+
+
+def test_summary_of_all_keeps_runs_executions_apart_and_says_why(tmp_path: Path) -> None:
+    """On a ledger that nightly runs wrote, `summary` does not call every case mixed: the runs'
+    executions (each test on both trees) are counted apart, with a pointer to each run's figures;
+    ingested records are summarised as before, a record claiming to come from the sandbox of a
+    run the ledger never had among them."""
+    from bughunt.models import RunInfo, RunKind, RunStatus, Status, Tree
+
+    ledger = tmp_path / "l.duckdb"
+    store = Ledger(ledger)
+    run_id = "nightly-20261201T020000Z-abc123"
+    executions = [
+        Observation(
+            observation_id=f"o{i}",
+            case_id=f"c{i // 2}",
+            run_id=run_id,
+            agent_version="base",
+            kind=f"repro:{tree.value}",
+            status=Status.FAIL if tree is Tree.BUGGY else Status.PASS,
+            source="sandbox",
+            batch_id=run_id,
+            tree=tree,
+        )
+        for i, tree in enumerate([Tree.BUGGY, Tree.CLEAN] * 3)
+    ]
+    store.write(
+        [RunInfo(run_id=run_id, kind=RunKind.NIGHTLY, status=RunStatus.COMPLETED), *executions]
+    )
+    only_runs = invoke("summary", "--ledger", str(ledger))
+    assert only_runs.exit_code == 0, only_runs.output
+    text = " ".join(only_runs.stdout.split())
+    assert "pass rate" not in text and "mixed by design" in text
+    assert "6 observations from 1 nightly or PR run(s)" in text
+    assert f"bughunt summary --run {run_id}" in text
+    f = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            {"case_id": "x", "status": "pass"},
+            {"case_id": "y", "run_id": "nightly-never", "source": "sandbox", "status": "fail"},
+        ],
+    )
+    assert invoke("ingest", str(f), "--ledger", str(ledger)).exit_code == 0
+    data = json.loads(invoke("summary", "--ledger", str(ledger), "--json").stdout)
+    assert data["cases"]["total"] == 2 and data["pass_rate"] == 0.5
+    assert data["run_observations"] == {"observations": 6, "runs": 1, "latest_run": run_id}
+    both = " ".join(invoke("summary", "--ledger", str(ledger)).stdout.split())
+    assert "pass rate: 50.0%" in both and "6 observations from 1 nightly" in both
