@@ -28,6 +28,12 @@ if TYPE_CHECKING:  # shards are Prefect futures; a run with no flow run imports 
     from prefect.futures import PrefectFuture
 
 In = TypeVar("In", bound=StageInputs)
+
+
+def _unheard(**_: object) -> None:
+    """A shard's news that nobody asked for."""
+
+
 R = TypeVar("R", bound=BaseModel)
 
 
@@ -103,6 +109,7 @@ class Checkpoints:
         shards: Sequence[In],
         settings: BaseModel,
         submit: Callable[[In], PrefectFuture[R]],
+        finished: Callable[..., None] | None = None,
     ) -> list[tuple[R, bool]]:
         """Each shard's result (in ``shards``' order) and whether it was resumed.
 
@@ -110,8 +117,10 @@ class Checkpoints:
         the flow's task runner); each is written with its checkpoint, in its own
         transaction, as soon as it returns, so a re-run redoes only the shards
         that did not finish. A shard that fails is raised after every other one
-        has returned and been written.
+        has returned and been written. ``finished()`` hears of each shard written,
+        ``finished(resumed=True)`` of each found finished before.
         """
+        told: Callable[..., None] = finished if finished is not None else _unheard
         from prefect.futures import as_completed
 
         keys = [self.identity(inputs, settings) for inputs in shards]
@@ -122,6 +131,7 @@ class Checkpoints:
             restored = self._restore(record, key)
             if restored is not None:
                 out[index] = (restored, True)
+                told(resumed=True)
             else:
                 pending[submit(shards[index])] = index
         failure: BaseException | None = None
@@ -133,6 +143,7 @@ class Checkpoints:
                 failure = failure or exc
                 continue
             out[index] = (self._record(record, shards[index], keys[index], result, started), False)
+            told()
         if failure is not None:
             raise failure
         return [out[index] for index in range(len(shards))]

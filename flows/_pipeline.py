@@ -10,7 +10,7 @@ last finished stage and never counts an observation twice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -21,8 +21,9 @@ from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
+from flows._progress import StageProgress
 from flows._runner import run_stage, shard_default
-from flows._tasks import stage_function, stage_task
+from flows._tasks import run_logger, stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, hash_corpus, report
@@ -66,15 +67,26 @@ class _Chain:
         self.ran: list[str] = []
         self.resumed: list[str] = []
 
+    def _say(self) -> Callable[[str], None]:
+        """Where progress lines go: the flow run's log (none when not orchestrated)."""
+        say = run_logger() if self.orchestrated else None
+        return say if say is not None else (lambda _line: None)
+
     def stage(self, record: StageRecord[In, R], inputs: In, settings: BaseModel) -> R:
+        say = self._say()
+
         def compute() -> R:
             if not self.orchestrated:
                 result: R = stage_function(record)(inputs, settings)
                 return result
-            computed: R = run_stage(stage_task(record.name), inputs, settings)
+            with StageProgress(record.name, "task", 1, say) as shown:
+                computed: R = run_stage(stage_task(record.name), inputs, settings)
+                shown.advance()
             return computed
 
         result, resumed = self.checkpoints.run(record, inputs, settings, compute)
+        if resumed:
+            say(f"{record.name}: resumed from its checkpoint")
         (self.resumed if resumed else self.ran).append(record.name)
         return result
 
@@ -84,9 +96,14 @@ class _Chain:
         if not self.orchestrated:  # shards go through a flow's task runner
             raise ValueError(f"the {record.name} stage's shards need a flow run")
         task = stage_task(record.name)
-        done = self.checkpoints.run_shards(
-            record, shards, settings, lambda inputs: task.submit(inputs, settings)
-        )
+        with StageProgress(record.name, "shards", len(shards), self._say()) as shown:
+            done = self.checkpoints.run_shards(
+                record,
+                shards,
+                settings,
+                lambda inputs: task.submit(inputs, settings),
+                finished=shown.advance,
+            )
         (self.resumed if all(resumed for _r, resumed in done) else self.ran).append(record.name)
         return [result for result, _resumed in done]
 

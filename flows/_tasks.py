@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bughunt.errors import TransientError
+from flows._progress import StageProgress
 from ledger import StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score
 
@@ -37,9 +38,16 @@ def transient_only(task: Any, task_run: Any, state: Any) -> bool:
 def _sandbox_with_progress(
     inputs: sandbox.SandboxInputs, settings: sandbox.SandboxSettings
 ) -> sandbox.SandboxResult:
-    """The sandbox stage, with a progress bar when its output is a terminal."""
+    """The sandbox stage, with a progress bar when its output is a terminal, and elsewhere its
+    task run's progress lines (pairs done of its cases', flows/_progress.py)."""
     if not sys.stderr.isatty():
-        return sandbox.run(inputs, settings)
+        say = run_logger()
+        if say is None:
+            return sandbox.run(inputs, settings)
+        cases = len(inputs.case_ids) if inputs.case_ids is not None else None
+        name = f"sandbox shard of {cases} case(s)" if cases is not None else "sandbox"
+        with StageProgress(name, "pairs", None, say) as shown:
+            return sandbox.run(inputs, settings, progress=shown.update)
     from rich.progress import Progress
 
     with Progress(transient=True) as bar:
@@ -49,6 +57,20 @@ def _sandbox_with_progress(
             settings,
             progress=lambda done, total: bar.update(job, completed=done, total=total),
         )
+
+
+def run_logger() -> Callable[[str], None] | None:
+    """The current Prefect flow or task run's ``logger.info`` (its lines reach the run's logs and
+    Prefect's console handler), or ``None`` outside any run."""
+    if "prefect" not in sys.modules:  # no flow run without Prefect imported
+        return None
+    from prefect import get_run_logger
+    from prefect.exceptions import MissingContextError
+
+    try:
+        return get_run_logger().info
+    except MissingContextError:
+        return None
 
 
 StageFn = Callable[[Any, Any], Any]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import docker
+import pytest
 
 from ledger import Ledger, runs_folder
 from tests.flows.corpora import case_diff, mini_corpus
@@ -49,8 +51,14 @@ def stages_done(ledger: Path, run_id: str) -> set[str]:
     return {r["stage"] for r in rows}
 
 
-def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
-    """Killed during the sandbox stage, the same run id re-run resumes and stores every row once."""
+def test_sigkill_mid_run_then_resume_has_no_duplicates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed during the sandbox stage, the same run id re-run resumes and stores every row once.
+
+    The resumed run, with no terminal, says in its log where it is: each stage's start and
+    end, and lines every second (BUGHUNT_PROGRESS_S) while the sandbox runs."""
+    monkeypatch.setenv("BUGHUNT_PROGRESS_S", "1")
     corpus = mini_corpus(tmp_path / "repo", CASES, pairing=PAIRING)
     ledger, run_id = tmp_path / "l.duckdb", "nightly-crash-test"
     args = [
@@ -107,6 +115,18 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(tmp_path: Path) -> None:
         "report": 1,
     }
     assert '"stages_resumed": [\n    "classify",\n    "hash-corpus"\n  ]' in out
+    said = out + err
+    for line in (
+        "classify: resumed from its checkpoint",
+        "sandbox: started, 1 shards",
+        "sandbox: done in ",
+        "score: started, 1 shards",
+        "report: started, 1 task",
+        "report: done in ",
+    ):
+        assert line in said, (line, err[-3000:])
+    during = re.findall(r"sandbox shard of 3 case\(s\): (\d+)/(\d+) pairs done after", said)
+    assert during and all(int(total) == 6 for _, total in during), err[-3000:]
     assert not docker.from_env().containers.list(
         all=True, filters={"label": f"bughunt.run_id={run_id}"}
     )
