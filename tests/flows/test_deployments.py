@@ -10,10 +10,12 @@ step. Every process started here is killed, with its process group, in
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from flows import RunParams
@@ -131,3 +133,14 @@ def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
     manifest = store.query("SELECT case_id FROM corpus_manifest WHERE run_id = ?", [run_id])
     assert {r["case_id"] for r in manifest} == set(mini.cases)
     assert (runs_folder(ledger) / run_id / "report.md").is_file()
+    # the run's progress lines are in its logs on the server (what the Prefect UI shows)
+    flow_run = re.search(r"UUID: ([0-9a-f-]{36})", out)
+    assert flow_run is not None, out
+    logs = httpx.post(
+        f"{deployed.api_url}/logs/filter",
+        json={"logs": {"flow_run_id": {"any_": [flow_run.group(1)]}}, "limit": 200},
+        timeout=30,
+    ).json()
+    said = [entry["message"] for entry in logs]
+    for start in ("classify: started", "sandbox: started, 1 shards", "sandbox: done in "):
+        assert any(line.startswith(start) for line in said), (start, said)
