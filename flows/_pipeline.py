@@ -67,13 +67,13 @@ class _Chain:
         self.ran: list[str] = []
         self.resumed: list[str] = []
 
-    def _say(self) -> Callable[[str], None]:
+    def say(self) -> Callable[[str], None]:
         """Where progress lines go: the flow run's log (none when not orchestrated)."""
         say = run_logger() if self.orchestrated else None
         return say if say is not None else (lambda _line: None)
 
     def stage(self, record: StageRecord[In, R], inputs: In, settings: BaseModel) -> R:
-        say = self._say()
+        say = self.say()
 
         def compute() -> R:
             if not self.orchestrated:
@@ -96,7 +96,7 @@ class _Chain:
         if not self.orchestrated:  # shards go through a flow's task runner
             raise ValueError(f"the {record.name} stage's shards need a flow run")
         task = stage_task(record.name)
-        with StageProgress(record.name, "shards", len(shards), self._say()) as shown:
+        with StageProgress(record.name, "shards", len(shards), self.say()) as shown:
             done = self.checkpoints.run_shards(
                 record,
                 shards,
@@ -150,6 +150,8 @@ def run_pipeline(
     )
     chain = _Chain(store, run_id, orchestrated=orchestrated)
     ids = {"run_id": run_id, "ledger": store}
+    if orchestrated:
+        label_flow_run(run_id, [f"kind:{kind.value}", f"corpus:{corpus.name}"], chain.say())
 
     classified = chain.stage(
         classify.RECORD,
@@ -204,6 +206,8 @@ def run_pipeline(
         ),
         report.ReportSettings(gate=gate),
     )
+    if orchestrated and summary.gate is not None:
+        label_flow_run(None, [f"gate:{summary.gate.outcome.value}"], chain.say())
     # every time: a resumed run gets its files back (transcripts from the restored sandbox result)
     report.publish(
         summary, store, out_dir, evaluated.sandbox if evaluated else None, artifacts=orchestrated
@@ -218,6 +222,30 @@ def run_pipeline(
         report_dir=str(out_dir),
         summary=summary,
     )
+
+
+def label_flow_run(name: str | None, tags: list[str], say: Callable[[str], None]) -> None:
+    """Name the current flow run (after the bughunt run id) and add ``tags`` to it, so the
+    Prefect UI lists runs as the ledger and the reports name them.
+
+    Outside a flow run, nothing. A label is for people reading the UI: when the API refuses
+    it, the run goes on and its log says why.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return
+    flow_run = context.flow_run
+    try:
+        with get_client(sync_client=True) as client:
+            current = client.read_flow_run(flow_run.id)
+            client.update_flow_run(
+                flow_run.id, name=name, tags=sorted({*(current.tags or []), *tags})
+            )
+    except Exception as exc:  # a label never fails a run; the log says so
+        say(f"the flow run was not labelled ({', '.join(tags)}): {type(exc).__name__}: {exc}")
 
 
 def finished(result: RunResult) -> RunResult:

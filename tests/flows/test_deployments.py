@@ -141,6 +141,12 @@ def test_pr_check_deployment_runs_the_touched_case_on_a_worker(
         json={"logs": {"flow_run_id": {"any_": [flow_run.group(1)]}}, "limit": 200},
         timeout=30,
     ).json()
+    # the UI's list tells the story: the run's name, its kind, corpus and gate, the gate in words
+    shown = httpx.get(f"{deployed.api_url}/flow_runs/{flow_run.group(1)}", timeout=30).json()
+    assert shown["name"] == run_id
+    corpus = store.query("SELECT any_value(corpus) AS c FROM runs WHERE run_id = ?", [run_id])
+    assert {"kind:pr", f"corpus:{corpus[0]['c']}", "gate:inconclusive"} <= set(shown["tags"])
+    assert "inconclusive" in shown["state"]["message"]
     said = [entry["message"] for entry in logs]
     for start in ("classify: started", "sandbox: started, 1 shards", "sandbox: done in "):
         assert any(line.startswith(start) for line in said), (start, said)
