@@ -457,6 +457,14 @@ class Verdict(_Row):
     """When the verdict was made."""
     sample: int = 0
     """Which of the agents' samples on the case were compared (``--agent-samples``; 0-based)."""
+    rationale: str | None = None
+    """The judge's own words on the calls the verdict rests on, each labelled with its judge and
+    order, capped at :data:`RATIONALE_CAP` characters. It is judge output and may quote agent text,
+    so it is untrusted. It explains the verdict and never decides it."""
+
+
+RATIONALE_CAP = 600
+"""Characters of judge rationale kept with a verdict."""
 
 
 class BiasProbe(_Row):

@@ -108,6 +108,8 @@ class CaseRow(_Out):
     """Judged verdict: candidate, baseline, tie or unscored."""
     verdict_reason: str | None
     """Why unscored, or a note."""
+    verdict_rationale: str | None = None
+    """The judge's rationale for the verdict (capped; judge output, untrusted)."""
     baseline_transcript: str | None = None
     """The baseline agent's transcript, relative to the report folder (command agents)."""
     candidate_transcript: str | None = None

@@ -214,6 +214,7 @@ def case_rows(
                 candidate_title=titles.get(ck),
                 verdict=v.outcome.value if v else "unscored",
                 verdict_reason=(v.reason if v else "not judged in this run"),
+                verdict_rationale=v.rationale if v else None,
                 baseline_transcript=transcript(bk),
                 candidate_transcript=transcript(ck),
             )

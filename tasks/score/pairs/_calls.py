@@ -77,6 +77,8 @@ class PairCall(_Frozen):
     """Requests sent for this call (0 when cached or aborted)."""
     cached: bool = False
     """Answered from the cache."""
+    rationale: str | None = None
+    """The judge's rationale (``judged`` only; untrusted)."""
 
     @model_validator(mode="after")
     def _winner_iff_judged(self) -> Self:
@@ -97,6 +99,7 @@ class PairCall(_Frozen):
             failure_reason=call.failure_reason,
             attempts=call.attempts,
             cached=call.cached,
+            rationale=call.rationale,
         )
 
 

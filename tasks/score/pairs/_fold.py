@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bughunt.models import CallStatus, Order, Verdict, VerdictOutcome, Winner
+from bughunt.models import RATIONALE_CAP, CallStatus, Order, Verdict, VerdictOutcome, Winner
 from judging.bias import VOTE_A, VOTE_B, VOTE_TIE, combine
 from tasks.score.pairs._calls import PairCall, PairInput, StrategyConfig, plan_pair
 
@@ -33,6 +33,18 @@ class Folded:
     outcome: VerdictOutcome
     reason: str | None
     calls: int
+    rationale: str | None = None
+    """The judged calls' rationales, labelled and capped (:func:`rationale_of`)."""
+
+
+def rationale_of(labelled: list[tuple[str, str]], cap: int = RATIONALE_CAP) -> str | None:
+    """``judge (order): rationale`` for each judged call with one, joined, cut to ``cap``
+    characters (with an ellipsis); one call's rationale alone is given without its label."""
+    said = [(label, " ".join(text.split())) for label, text in labelled if text and text.strip()]
+    if not said:
+        return None
+    text = said[0][1] if len(said) == 1 else " | ".join(f"{lab}: {t}" for lab, t in said)
+    return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
 
 
 def side_vote(order: Order, winner: Winner) -> int:
@@ -58,6 +70,7 @@ def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
         by_key[(c.judge, c.order, c.sample_index)].append(c)
     planned = plan_pair(config, pair.case_id, pair.sample)
     votes: list[int] = []
+    said: list[tuple[str, str]] = []
     failures: Counter[str] = Counter()
     conflicts: list[str] = []
     for p in planned:
@@ -68,7 +81,11 @@ def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
         if len(answers) > 1:
             conflicts.append(f"{p.judge} {p.order} #{p.sample_index}")
         elif answers:
-            votes.append(side_vote(p.order, answers.pop()))
+            winner = answers.pop()
+            votes.append(side_vote(p.order, winner))
+            why = next((c.rationale for c in found if c.winner is winner and c.rationale), None)
+            if why:
+                said.append((f"{p.judge} ({p.order})", why))
         elif found:
             failures.update({str(found[-1].status)})
         else:
@@ -83,7 +100,7 @@ def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
         return Folded(VerdictOutcome.UNSCORED, reason, n)
     verdict = int(combine(config.spec(), np.array([votes], dtype=np.int8))[0])
     split = verdict == VOTE_TIE and VOTE_TIE not in votes and len(set(votes)) > 1
-    return Folded(_OUTCOME[verdict], SPLIT_TIE if split else None, n)
+    return Folded(_OUTCOME[verdict], SPLIT_TIE if split else None, n, rationale_of(said))
 
 
 def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id: str) -> Verdict:
@@ -99,4 +116,5 @@ def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id:
         calls=folded.calls,
         category=pair.category,
         sample=pair.sample,
+        rationale=folded.rationale,
     )

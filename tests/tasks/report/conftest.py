@@ -109,6 +109,12 @@ def hostile_strings() -> list[str]:
     return [h["title"], h["summary"], h["expected"], h["steps"][2], h["steps"][3]]
 
 
+def hostile_rationale() -> str:
+    """A judge rationale quoting the hostile report (a judge may quote what it read)."""
+    h = hostile()
+    return f"the candidate quotes {h['expected']} and {h['steps'][3]}"
+
+
 def case_ids() -> list[str]:
     """The demo's 18 case ids of its first target, ``ledgerlite``, sorted (the night this
     fixture replays was judged before the second target came)."""
@@ -333,8 +339,10 @@ def case_rows(verdicts: dict[str, tuple[str, str | None]]) -> list[CaseRow]:
         elif case == "state-reversal-shares-tags":
             cand, cand_reason = ReproOutcome.FLAKY, "clean tree: 4 passes, 5 fails on one key"
         verdict, reason = verdicts[case]
+        rationale = None
         if case == "cond-zero-amount-posting":
             reason = h["summary"]
+            rationale = hostile_rationale()
         rows.append(
             CaseRow(
                 case_id=case,
@@ -347,6 +355,7 @@ def case_rows(verdicts: dict[str, tuple[str, str | None]]) -> list[CaseRow]:
                 candidate_title=title_of("candidate", case),
                 verdict=verdict,
                 verdict_reason=reason,
+                verdict_rationale=rationale,
             )
         )
     return rows

@@ -12,12 +12,13 @@ import re
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markupsafe import escape
 
 from bughunt.models import RunKind
 from tasks.report import History, RunSummary, md_escape, render_html, render_markdown
 from tasks.report._escape import clip
 from tasks.score import GateDecision, GateOutcome
-from tests.tasks.report.conftest import hostile_strings, make_summary
+from tests.tasks.report.conftest import hostile_rationale, hostile_strings, make_summary
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.md"
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
@@ -197,3 +198,15 @@ def test_an_adaptive_run_says_how_much_of_its_plan_it_evaluated(history: History
     line = "evaluated 40 of 120 planned cases (33%) in 4 batches of up to 10 — stopped: decided"
     assert md_escape(line) in render_markdown(shown, history)
     assert line in render_html(shown, history)
+
+
+def test_the_judges_rationale_is_in_its_case_row_as_text(
+    summary: RunSummary, history: History
+) -> None:
+    """Why the pair went that way: the judge's rationale beside the verdict, escaped (it may
+    quote agent text), in the Markdown and the HTML report."""
+    text = render_markdown(summary, history)
+    [row] = [line for line in text.splitlines() if line.startswith("| cond-zero-amount-posting |")]
+    assert f"the judge: “{md_escape(clip(hostile_rationale(), 240))}”" in row
+    page = render_html(summary, history)
+    assert f"the judge: “{escape(clip(hostile_rationale(), 300))}”" in page

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bughunt.models import CallStatus, Order, Strategy, VerdictOutcome, Winner
+from bughunt.models import RATIONALE_CAP, CallStatus, Order, Strategy, VerdictOutcome, Winner
+from ledger import Ledger
 from tasks.score.pairs import (
     SPLIT_TIE,
     PairCall,
@@ -196,3 +199,42 @@ def test_from_judge_call() -> None:
     )
     pc = PairCall.from_judge_call(jc)
     assert (pc.judge, pc.order, pc.winner, pc.attempts) == ("j1", BF, S, 2)
+
+
+def _said(c: PairCall, rationale: str) -> PairCall:
+    return c.model_copy(update={"rationale": rationale})
+
+
+def test_a_verdict_keeps_the_judges_words_on_the_calls_it_rests_on(tmp_path: Path) -> None:
+    """Each judged call's rationale, labelled with its judge and order, whitespace folded, kept
+    with the verdict and stored in the ledger (so `bughunt sql` shows it); one call's alone."""
+    two = pair(
+        "c",
+        _said(call(CF, F), "precise\n repro"),
+        _said(call(BF, S), "names the line"),
+    )
+    folded = fold_pair(two, swap_config())
+    assert folded.outcome is VerdictOutcome.CANDIDATE
+    assert folded.rationale == (
+        "j1 (candidate_first): precise repro | j1 (baseline_first): names the line"
+    )
+    single = StrategyConfig(strategy=Strategy.SINGLE, judges=(JUDGE,))
+    [only] = plan_pair(single, "c", 0)
+    alone = fold_pair(pair("c", _said(call(only.order, F), "clear root cause")), single)
+    assert alone.rationale == "clear root cause"
+    row = verdict_row(two, folded, swap_config(), "r1")
+    store = Ledger(tmp_path / "l.duckdb")
+    store.write([row])
+    assert store.query("SELECT rationale FROM verdicts") == [{"rationale": folded.rationale}]
+
+
+def test_the_rationale_is_capped_and_failed_calls_say_nothing() -> None:
+    """A long rationale is cut to the cap with an ellipsis; an unscored pair keeps none, though
+    its judged call had words (the verdict does not rest on them)."""
+    long = fold_pair(
+        pair("c", _said(call(CF, F), "x" * 2000), _said(call(BF, S), "y")), swap_config()
+    )
+    assert long.rationale is not None and len(long.rationale) == RATIONALE_CAP
+    assert long.rationale.endswith("…")
+    failed = fold_pair(pair("c", _said(call(CF, F), "good"), call(BF, None)), swap_config())
+    assert failed.outcome is VerdictOutcome.UNSCORED and failed.rationale is None
