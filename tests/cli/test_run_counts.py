@@ -177,6 +177,16 @@ def test_every_count_reads_the_same_in_every_output(tmp_path: Path) -> None:
         "AS probe_calls",
         [run_id] * 4,
     )[0]
+    # every judged verdict carries the judge's words, the unscored ones none
+    said = Ledger(ledger).query(
+        "SELECT outcome = 'unscored' AS unscored, count(rationale) AS n, count(*) AS total "
+        "FROM verdicts WHERE run_id = ? GROUP BY 1 ORDER BY 1",
+        [run_id],
+    )
+    assert [(r["n"] == r["total"], r["n"]) for r in said] == [
+        (True, h["pairs"] - h["unscored"]),
+        (False, 0),
+    ]
     assert rows == {
         "pairs": h["pairs"],
         "unscored": h["unscored"],
