@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from bughunt.text import clip as cut
+
 NEWLINE = " ↵ "
 """What a line break in untrusted text shows as in Markdown."""
 
@@ -90,11 +92,8 @@ def md_escape(value: object) -> MdSafe:
 
 
 def clip(value: object, limit: int = CLIP) -> str:
-    """``value`` as text cut to ``limit`` characters with ``…``; ``None`` → ``""``."""
-    if value is None:
-        return ""
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """``value`` as text cut to ``limit`` characters with ``…`` (default :data:`CLIP`)."""
+    return cut(value, limit)
 
 
 # --- SVG ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bughunt.models import RATIONALE_CAP, CallStatus, Order, Verdict, VerdictOutcome, Winner
+from bughunt.text import clip
 from judging.bias import VOTE_A, VOTE_B, VOTE_TIE, combine
 from tasks.score.pairs._calls import PairCall, PairInput, StrategyConfig, plan_pair
 
@@ -44,7 +45,7 @@ def rationale_of(labelled: list[tuple[str, str]], cap: int = RATIONALE_CAP) -> s
     if not said:
         return None
     text = said[0][1] if len(said) == 1 else " | ".join(f"{lab}: {t}" for lab, t in said)
-    return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
+    return clip(text, cap)
 
 
 def side_vote(order: Order, winner: Winner) -> int:
