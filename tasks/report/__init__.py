@@ -46,6 +46,7 @@ from tasks.report._write import (
     load_summary,
     report_payload,
     summary_json,
+    write_outputs,
     write_report,
     write_transcripts,
 )
@@ -97,5 +98,6 @@ __all__ = [
     "sanitize_svg",
     "summary_json",
     "write_report",
+    "write_outputs",
     "write_transcripts",
 ]

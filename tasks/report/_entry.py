@@ -27,7 +27,7 @@ from tasks.report._history import load_history
 from tasks.report._model import RunSummary
 from tasks.report._render import render_markdown
 from tasks.report._summary import build_summary
-from tasks.report._write import write_report, write_transcripts
+from tasks.report._write import write_outputs, write_report, write_transcripts
 from tasks.sandbox import SandboxResult
 from tasks.score import (
     Evaluation,
@@ -152,8 +152,8 @@ def publish(
 
     The history shown is what the ledger knew when the run finished. With
     ``sandbox``, each command agent's transcript (its scrubbed output and its
-    gateway's request log) is written under ``transcripts/`` where the case
-    rows link. Returns the folder. Call it inside the flow run, so the
+    gateway's request log) is written under ``transcripts/``, and each pair's
+    reproduction-test executions under ``outputs/``, where the case rows link. Returns the folder. Call it inside the flow run, so the
     artifacts link to it; a run with no flow run (``artifacts=False``) has
     only its files.
     """
@@ -161,6 +161,7 @@ def publish(
     paths = write_report(summary, history, out_dir)
     if sandbox is not None:
         write_transcripts(sandbox, paths.md.parent)
+        write_outputs(sandbox, paths.md.parent)
     if artifacts:
         publish_artifacts(summary, render_markdown(summary, history))
     return paths.md.parent

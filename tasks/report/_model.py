@@ -114,6 +114,11 @@ class CaseRow(_Out):
     """The baseline agent's transcript, relative to the report folder (command agents)."""
     candidate_transcript: str | None = None
     """The candidate agent's transcript."""
+    baseline_outputs: str | None = None
+    """The baseline's reproduction-test executions (each one's status, exit code, output),
+    relative to the report folder; None when its test never ran."""
+    candidate_outputs: str | None = None
+    """The candidate's reproduction-test executions."""
     sample: int | None = None
     """Which of the agents' samples on the case the row shows; None when the run had one
     sample per case (``--agent-samples``)."""

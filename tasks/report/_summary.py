@@ -108,12 +108,26 @@ def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) ->
 TRANSCRIPTS = "transcripts"
 """Folder of the agents' transcripts inside a run's report folder."""
 
+OUTPUTS = "outputs"
+"""Folder of the reproduction tests' executions (status, exit code, output) inside a run's
+report folder."""
+
+
+def pair_file(folder: str, case_id: str, agent_version: str, sample: int = 0) -> str:
+    """Where a pair's file in ``folder`` is written, relative to the report folder (names are
+    ids, no path); a later sample's beside the first's."""
+    suffix = f".sample{sample}" if sample else ""
+    return f"{folder}/{case_id}/{agent_version}{suffix}.txt"
+
 
 def transcript_path(case_id: str, agent_version: str, sample: int = 0) -> str:
-    """Where a pair's transcript is written, relative to the report folder (names are ids, no
-    path); a later sample's beside the first's."""
-    suffix = f".sample{sample}" if sample else ""
-    return f"{TRANSCRIPTS}/{case_id}/{agent_version}{suffix}.txt"
+    """Where a pair's agent transcript is written, relative to the report folder."""
+    return pair_file(TRANSCRIPTS, case_id, agent_version, sample)
+
+
+def outputs_path(case_id: str, agent_version: str, sample: int = 0) -> str:
+    """Where a pair's reproduction-test executions are written, relative to the report folder."""
+    return pair_file(OUTPUTS, case_id, agent_version, sample)
 
 
 def agent_costs(
@@ -170,6 +184,7 @@ def case_rows(
     repro = {(r.case_id, r.agent_version, r.sample): r for r in reproductions}
     titles = {}
     traced: set[tuple[str, str, int]] = set()
+    executed: set[tuple[str, str, int]] = set()
     if sandbox is not None:
         titles = {
             (p.case_id, p.agent_version, p.sample): p.report.title
@@ -181,8 +196,9 @@ def case_rows(
             for p in sandbox.pairs
             if p.transcript is not None
         }
+        executed = {(p.case_id, p.agent_version, p.sample) for p in sandbox.pairs if p.observations}
     verdict = {(v.case_id, v.sample): v for v in verdicts}
-    keys = {*repro, *titles, *traced}
+    keys = {*repro, *titles, *traced, *executed}
     samples = 1 + max((k[2] for k in keys), default=0)
     samples = max(samples, 1 + max((v.sample for v in verdicts), default=0))
 
@@ -195,6 +211,9 @@ def case_rows(
 
     def transcript(key: tuple[str, str, int]) -> str | None:
         return transcript_path(*own(key)) if own(key) in traced else None
+
+    def outputs(key: tuple[str, str, int]) -> str | None:
+        return outputs_path(*own(key)) if own(key) in executed else None
 
     rows = []
     for case_id, sample in ((c, s) for c in case_ids for s in range(samples)):
@@ -217,6 +236,8 @@ def case_rows(
                 verdict_rationale=v.rationale if v else None,
                 baseline_transcript=transcript(bk),
                 candidate_transcript=transcript(ck),
+                baseline_outputs=outputs(bk),
+                candidate_outputs=outputs(ck),
             )
         )
     return rows

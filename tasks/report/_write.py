@@ -23,7 +23,7 @@ from ledger import Ledger, runs_folder
 from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._render import render_html, render_markdown
-from tasks.report._summary import transcript_path
+from tasks.report._summary import outputs_path, transcript_path
 from tasks.sandbox import PairResult, SandboxResult
 
 REPORT_STAGE = "report"
@@ -174,7 +174,7 @@ def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Pa
     files written.
     """
     written = []
-    for pair in sandbox.pairs if isinstance(sandbox, SandboxResult) else sandbox:
+    for pair in _pairs(sandbox):
         if pair.transcript is None:
             continue
         path = out_dir / transcript_path(pair.case_id, pair.agent_version, pair.sample)
@@ -208,3 +208,45 @@ def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Pa
         _write_atomic(path, text)
         written.append(path)
     return written
+
+
+def write_outputs(sandbox: SandboxResult | Sequence[PairResult], out_dir: Path) -> list[Path]:
+    """Each pair's reproduction-test executions: ``outputs/<case>/<agent>.txt``.
+
+    One block per execution, in tree, rewrite and repeat order: what ran, its
+    status, exit code and seconds, then its captured output (capped by the
+    sandbox; the test's own text, so untrusted, and written as plain text
+    only). A pair whose test never ran has no file. Returns the files written.
+    """
+    written = []
+    for pair in _pairs(sandbox):
+        if not pair.observations:
+            continue
+        path = out_dir / outputs_path(pair.case_id, pair.agent_version, pair.sample)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sample = f" (sample {pair.sample})" if pair.sample else ""
+        lines = [
+            f"reproduction test of {pair.agent_version} on case {pair.case_id}{sample}",
+            f"outcome: {pair.outcome.value}" + (f" ({pair.reason})" if pair.reason else ""),
+            f"test sha256: {pair.test_hash}",
+            f"executions: {len(pair.observations)}",
+        ]
+        runs = sorted(
+            pair.observations,
+            key=lambda o: (str(o.tree), -1 if o.rewrite is None else o.rewrite, o.repeat or 0),
+        )
+        for o in runs:
+            tree = f"{o.tree}" + (f", rewrite {o.rewrite}" if o.rewrite is not None else "")
+            lines += [
+                "",
+                f"--- {tree}, repeat {o.repeat}: {o.status.value}, exit {o.exit_code}, "
+                f"{o.duration_s}s ---",
+                o.output or "(no output)",
+            ]
+        _write_atomic(path, "\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
+def _pairs(sandbox: SandboxResult | Sequence[PairResult]) -> Sequence[PairResult]:
+    return sandbox.pairs if isinstance(sandbox, SandboxResult) else sandbox

@@ -98,3 +98,24 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
         "completed",
         "degraded",
     )
+    # Each case row links both reproduction tests' executions; the file holds one block per
+    # observation the ledger has for the pair. A report that never became a test has no link.
+    out = tmp_path / "out"
+    md, html = (out / "report.md").read_text(), (out / "report.html").read_text()
+    per_pair = {
+        (r["case_id"], r["agent_version"]): r["n"]
+        for r in ledger.query(
+            "SELECT case_id, agent_version, count(*) AS n FROM observations WHERE run_id = ? "
+            "GROUP BY ALL",
+            [run],
+        )
+    }
+    assert sum(per_pair.values()) == 360
+    for (case_id, agent), n in per_pair.items():
+        link = f"outputs/{case_id}/{agent}.txt"
+        assert f"]({link})" in md and f'href="{link}"' in html
+        text = (out / link).read_text()
+        assert text.startswith(f"reproduction test of {agent} on case {case_id}\n")
+        assert text.count("\n--- ") == n and f"executions: {n}\n" in text
+    assert by_case["cond-closed-account"].candidate_outputs is None
+    assert not (out / "outputs" / "cond-closed-account" / "candidate-recorded.txt").exists()

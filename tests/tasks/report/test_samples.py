@@ -11,14 +11,17 @@ from bughunt.models import (
     AgentMode,
     AgentVersion,
     BugReport,
+    Observation,
     Reproduction,
     ReproOutcome,
+    Status,
     Strategy,
+    Tree,
     Verdict,
     VerdictOutcome,
 )
 from bughunt.stats import case_mean, wilson
-from tasks.report import write_transcripts
+from tasks.report import write_outputs, write_transcripts
 from tasks.report._summary import (
     case_rows,
     reproduction_records,
@@ -218,3 +221,51 @@ def test_a_missing_sample_of_a_sampled_side_is_not_run() -> None:
         E,
         "not run",
     )
+
+
+def test_outputs_of_a_pair_list_every_execution_in_order(tmp_path: Path) -> None:
+    """A pair's outputs file has its outcome and one block per execution, in tree, rewrite and
+    repeat order, each with status, exit code and output; a pair that never ran has none."""
+    obs = [
+        Observation(
+            observation_id=f"o{i}",
+            tree=tree,
+            rewrite=rewrite,
+            repeat=repeat,
+            status=status,
+            exit_code=code,
+            duration_s=0.5,
+            output=f"<b>{tree}/{rewrite}/{repeat}</b>",
+        )
+        for i, (tree, rewrite, repeat, status, code) in enumerate(
+            [
+                (Tree.CLEAN, None, 1, Status.PASS, 0),
+                (Tree.BUGGY, 7, 0, Status.FAIL, 1),
+                (Tree.BUGGY, None, 0, Status.FAIL, 1),
+                (Tree.CLEAN, None, 0, Status.PASS, 0),
+            ]
+        )
+    ]
+    ran = pair_result("a", "cand", 1, "t", transcript=False).model_copy(
+        update={"observations": obs, "test_hash": "abc"}
+    )
+    never = pair_result("b", "cand", 0, "t", transcript=False)
+    written = write_outputs([ran, never], tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == ["outputs/a/cand.sample1.txt"]
+    text = written[0].read_text()
+    assert text.startswith("reproduction test of cand on case a (sample 1)\noutcome: reproduced\n")
+    heads = [line for line in text.splitlines() if line.startswith("--- ")]
+    assert heads == [
+        "--- buggy, repeat 0: fail, exit 1, 0.5s ---",
+        "--- buggy, rewrite 7, repeat 0: fail, exit 1, 0.5s ---",
+        "--- clean, repeat 0: pass, exit 0, 0.5s ---",
+        "--- clean, repeat 1: pass, exit 0, 0.5s ---",
+    ]
+    assert "<b>clean/None/1</b>" in text  # plain text, as the test printed it
+    rows = case_rows(["a", "b"], {}, [], sandbox(ran, never), [], "base", "cand")
+    assert [(r.case_id, r.sample, r.candidate_outputs) for r in rows] == [
+        ("a", 0, None),
+        ("a", 1, "outputs/a/cand.sample1.txt"),
+        ("b", 0, None),
+        ("b", 1, None),
+    ]
