@@ -97,7 +97,7 @@ __all__ = [
     "run_counts",
     "sanitize_svg",
     "summary_json",
-    "write_report",
     "write_outputs",
+    "write_report",
     "write_transcripts",
 ]
