@@ -27,6 +27,13 @@ BENCHMARKS: list[tuple[str, str, str]] = [
         "ratio > 1 (the stage is faster)",
     ),
     (
+        "benchmarks.sandbox_vs_host",
+        "the same executions of the demo's recorded reports (both trees, repeats, rewrites, "
+        "per-test deadline, same workers) through the sandbox stage vs a plain pytest on the "
+        "bare host",
+        "ratio ≤ 1.5",
+    ),
+    (
         "benchmarks.judge_throughput",
         "score stage (openai judge, swap, 2,000 calls) against an endpoint with C = 32 "
         "in flight and L = 50 ms: achieved calls/s ÷ C/L",
@@ -74,6 +81,7 @@ QUICK: dict[str, list[str]] = {
     "benchmarks.ledger_ingest": ["2000", "1"],
     "benchmarks.judge_throughput": ["--calls", "64", "--concurrency", "8", "--rounds", "1"],
     "benchmarks.nightly_overhead": ["--cases", "2", "--probe-pairs", "2"],
+    "benchmarks.sandbox_vs_host": ["--cases", "1", "--repeats", "1"],
     "benchmarks.incremental_rerun": ["--cases", "2", "--probe-pairs", "2"],
     "benchmarks.ledger_scale": ["--observations", "8000", "--nights", "4", "--rounds", "1"],
     "benchmarks.classifier_agreement": [],

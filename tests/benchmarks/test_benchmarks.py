@@ -25,10 +25,12 @@ HEADLINE = {
     "benchmarks.ledger_scale": "ratio",
     "benchmarks.classifier_agreement": "agreement",
     "benchmarks.cli_latency": "ratio",
+    "benchmarks.sandbox_vs_host": "ratio",
 }
 NEEDS_DOCKER = {
     "benchmarks.nightly_overhead",
     "benchmarks.incremental_rerun",
+    "benchmarks.sandbox_vs_host",
 }
 
 
