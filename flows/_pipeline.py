@@ -21,7 +21,7 @@ from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
-from flows._progress import StageProgress
+from flows._progress import StageProgress, terminal
 from flows._runner import run_stage, shard_default
 from flows._tasks import run_logger, stage_function, stage_task
 from flows.params import RunParams
@@ -79,7 +79,7 @@ class _Chain:
             if not self.orchestrated:
                 result: R = stage_function(record)(inputs, settings)
                 return result
-            with StageProgress(record.name, "task", 1, say) as shown:
+            with StageProgress(record.name, "task", 1, say, bars=terminal()) as shown:
                 computed: R = run_stage(stage_task(record.name), inputs, settings)
                 shown.advance()
             return computed
@@ -96,7 +96,9 @@ class _Chain:
         if not self.orchestrated:  # shards go through a flow's task runner
             raise ValueError(f"the {record.name} stage's shards need a flow run")
         task = stage_task(record.name)
-        with StageProgress(record.name, "shards", len(shards), self.say()) as shown:
+        with StageProgress(
+            record.name, "shards", len(shards), self.say(), bars=terminal()
+        ) as shown:
             done = self.checkpoints.run_shards(
                 record,
                 shards,

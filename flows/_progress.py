@@ -6,7 +6,8 @@ line at least every ``BUGHUNT_PROGRESS_S`` seconds (default 30) gives done /
 total, the rate and the time left at that rate. The lines go to the run's
 logger: inside a flow run that is Prefect's run logger, so they reach the run's
 logs in the Prefect UI and, through Prefect's console handler, the terminal or
-the CI log. A terminal also gets the sandbox stage's bar (flows/_tasks.py).
+the CI log. On a terminal every stage also shows a bar (rich's, transient:
+it is gone when the stage ends, and its lines stay).
 
 A timer thread rather than a check on each finished unit: a shard of a
 thousand executions finishes nothing for many minutes, and that is exactly
@@ -16,10 +17,12 @@ when a line is wanted.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 from bughunt.errors import InputError
 
@@ -44,6 +47,26 @@ def heartbeat_s() -> float:
     return value
 
 
+_BARS: Any | None = None
+_BARS_LOCK = threading.Lock()
+
+
+def terminal() -> Any | None:
+    """The process's one set of bars (a rich Progress on standard error) when standard error is
+    a terminal, else None (no bar in a log). One for all: a stage's bar and its shards' bars
+    show together, where separate live displays on one terminal would overwrite each other."""
+    global _BARS
+    if not sys.stderr.isatty():
+        return None
+    with _BARS_LOCK:
+        if _BARS is None:
+            from rich.console import Console  # only a terminal pays for rich
+            from rich.progress import Progress
+
+            _BARS = Progress(console=Console(stderr=True), transient=True)
+        return _BARS
+
+
 def _span(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
@@ -64,8 +87,13 @@ class StageProgress:
         *,
         interval_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        bars: Any | None = None,
     ) -> None:
+        """``bars`` (a rich Progress, see :func:`terminal`) gets a bar for the stage beside its
+        lines, removed when it ends."""
         self.stage, self.unit, self.total, self.say = stage, unit, total, say
+        self.bars = bars
+        self._bar: Any | None = None
         self.interval_s = interval_s if interval_s is not None else heartbeat_s()
         self.clock = clock
         self.done = 0
@@ -80,6 +108,10 @@ class StageProgress:
         self._started = self.clock()
         whole = f"{self.total} {self.unit}" if self.total is not None else self.unit
         self.say(f"{self.stage}: started, {whole}{note}")
+        if self.bars is not None:
+            with _BARS_LOCK:
+                self._bar = self.bars.add_task(self.stage, total=self.total)
+                self.bars.start()  # a no-op while it shows another stage's bar
         self._thread = threading.Thread(
             target=self._beat, name=f"progress-{self.stage}", daemon=True
         )
@@ -92,12 +124,20 @@ class StageProgress:
             self.done = done
             if total is not None:
                 self.total = total
+        self._show()
 
     def advance(self, units: int = 1, *, resumed: bool = False) -> None:
         with self._lock:
             self.done += units
             if resumed:
                 self.skipped += units
+        self._show()
+
+    def _show(self) -> None:
+        if self.bars is not None and self._bar is not None:
+            with self._lock:
+                done, total = self.done, self.total
+            self.bars.update(self._bar, completed=done, total=total)
 
     def line(self) -> str:
         """Done / total, the rate since the start and the time left at that rate."""
@@ -122,6 +162,11 @@ class StageProgress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if self.bars is not None and self._bar is not None:
+            with _BARS_LOCK:
+                self.bars.remove_task(self._bar)
+                if not self.bars.tasks:
+                    self.bars.stop()
         took = _span(self.clock() - self._started)
         with self._lock:
             done, total, skipped = self.done, self.total, self.skipped

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bughunt.errors import TransientError
-from flows._progress import StageProgress
+from flows._progress import StageProgress, terminal
 from ledger import StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score
 
@@ -38,25 +38,19 @@ def transient_only(task: Any, task_run: Any, state: Any) -> bool:
 def _sandbox_with_progress(
     inputs: sandbox.SandboxInputs, settings: sandbox.SandboxSettings
 ) -> sandbox.SandboxResult:
-    """The sandbox stage, with a progress bar when its output is a terminal, and elsewhere its
-    task run's progress lines (pairs done of its cases', flows/_progress.py)."""
-    if not sys.stderr.isatty():
-        say = run_logger()
-        if say is None:
-            return sandbox.run(inputs, settings)
-        cases = len(inputs.case_ids) if inputs.case_ids is not None else None
-        name = f"sandbox shard of {cases} case(s)" if cases is not None else "sandbox"
-        with StageProgress(name, "pairs", None, say) as shown:
-            return sandbox.run(inputs, settings, progress=shown.update)
-    from rich.progress import Progress
+    """The sandbox stage, with its task run's progress lines (pairs done of its cases',
+    flows/_progress.py) and, on a terminal, a bar."""
+    say, bars = run_logger(), terminal()
+    if say is None and bars is None:
+        return sandbox.run(inputs, settings)
+    cases = len(inputs.case_ids) if inputs.case_ids is not None else None
+    name = f"sandbox shard of {cases} case(s)" if cases is not None else "sandbox"
+    with StageProgress(name, "pairs", None, say or _quiet, bars=bars) as shown:
+        return sandbox.run(inputs, settings, progress=shown.update)
 
-    with Progress(transient=True) as bar:
-        job = bar.add_task("sandbox", total=None)
-        return sandbox.run(
-            inputs,
-            settings,
-            progress=lambda done, total: bar.update(job, completed=done, total=total),
-        )
+
+def _quiet(_line: str) -> None:
+    """No lines outside a run (a terminal still gets the bar)."""
 
 
 def run_logger() -> Callable[[str], None] | None:

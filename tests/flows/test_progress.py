@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import re
+import sys
 import threading
 import time
 
 import pytest
 
+import flows._progress
 from bughunt.errors import InputError
-from flows._progress import StageProgress, heartbeat_s
+from flows._progress import StageProgress, heartbeat_s, terminal
 
 
 class Lines:
@@ -78,3 +81,40 @@ def test_the_interval_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setenv("BUGHUNT_PROGRESS_S", bad)
         with pytest.raises(InputError, match="BUGHUNT_PROGRESS_S"):
             heartbeat_s()
+
+
+def test_on_a_terminal_a_stage_and_its_shards_show_bars_together() -> None:
+    """One set of bars for the process: the stage's bar and a shard's bar are live at once in
+    it, each with its count, each gone when its part ends; the lines are said all the same."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    screen = io.StringIO()
+    bars = Progress(console=Console(file=screen, force_terminal=True, width=120), transient=True)
+    lines = Lines()
+    with StageProgress("sandbox", "shards", 2, lines, interval_s=9, bars=bars) as stage:
+        with StageProgress("sandbox shard of 5 case(s)", "pairs", None, lines, bars=bars) as shard:
+            shard.update(3, 10)
+            assert [(t.description, t.completed, t.total) for t in bars.tasks] == [
+                ("sandbox", 0, 2),
+                ("sandbox shard of 5 case(s)", 3, 10),
+            ]
+            bars.refresh()
+        stage.advance()
+        assert [(t.description, t.completed) for t in bars.tasks] == [("sandbox", 1)]
+        assert bars.live.is_started
+    assert bars.tasks == [] and not bars.live.is_started
+    shown = screen.getvalue()
+    assert "sandbox shard of 5 case(s)" in shown and "\x1b[" in shown  # drawn, as a terminal
+    assert lines.seen[0] == "sandbox: started, 2 shards"
+    assert lines.seen[-1].startswith("sandbox: done in ")
+
+
+def test_bars_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard error not a terminal (a CI log): no bars; a terminal: the process's one set."""
+    monkeypatch.setattr(flows._progress, "_BARS", None)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert terminal() is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    first = terminal()
+    assert first is not None and terminal() is first
