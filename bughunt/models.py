@@ -97,6 +97,13 @@ class CallStatus(StrEnum):
     ABORTED = "aborted"
 
 
+class CacheInvalidation(StrEnum):
+    """Why judge answers stopped answering from the cache (docs/judges.md#clearing-and-pruning)."""
+
+    CLEAR = "clear"
+    PRUNE = "prune"
+
+
 class Winner(StrEnum):
     FIRST = "first"
     SECOND = "second"
@@ -429,6 +436,49 @@ class JudgeCall(_Row):
     """When the call ended."""
     agent_sample: int = 0
     """Which of the agents' samples on the case the reports are (``--agent-samples``; 0-based)."""
+    model: str | None = None
+    """The model that answered for the judge (a simulated judge: its parameters and seed); part
+    of the cache key. Null for a call recorded before the key had it (migration 0016)."""
+    endpoint: str | None = None
+    """Where the judge's requests went: a base URL, a command line or ``simulated``; part of the
+    cache key. Null for a call recorded before the key had it (migration 0016)."""
+    template_version: int | None = None
+    """Version of the prompt template the call sent; part of the cache key (1 for every call
+    recorded before the version existed)."""
+
+
+class JudgeCacheInvalidation(_Row):
+    """Judge answers the cache no longer reuses: those recorded before a time, of one judge or
+    model or of all (``bughunt cache clear|prune``; docs/judges.md#clearing-and-pruning). The
+    calls themselves stay in ``judge_calls``: they are history."""
+
+    __table__: ClassVar[str] = "judge_cache_invalidations"
+    kind: CacheInvalidation
+    """``clear`` (every answer so far) or ``prune`` (answers older than an age)."""
+    judge: str | None = None
+    """Only this judge's answers; null: every judge's."""
+    model: str | None = None
+    """Only this model's answers; null: every model's."""
+    recorded_before: datetime
+    """Answers recorded (their call's ``created_at``) before this time are no longer reused."""
+    recorded_at: datetime = Field(default_factory=utcnow)
+    """When the cache was cleared or pruned."""
+
+
+class JudgeCacheAdoption(_Row):
+    """Someone's word that a judge's calls recorded before the cache key had a model were made
+    by this model at this endpoint, so the cache may reuse them (``bughunt cache adopt``;
+    docs/judges.md#upgrading-a-cache-from-before-0016)."""
+
+    __table__: ClassVar[str] = "judge_cache_adoptions"
+    judge: str
+    """Judge name whose older calls are adopted."""
+    model: str
+    """The model those calls are taken to have come from."""
+    endpoint: str
+    """The endpoint those calls are taken to have gone to."""
+    recorded_at: datetime = Field(default_factory=utcnow)
+    """When they were adopted; calls recorded after this time are never adopted."""
 
 
 class Verdict(_Row):
@@ -763,6 +813,8 @@ ROW_MODELS: tuple[type[_Row], ...] = (
     ContractCheck,
     JudgeCalibration,
     AgentRun,
+    JudgeCacheInvalidation,
+    JudgeCacheAdoption,
 )
 """Every model the ledger stores, in table order."""
 

@@ -83,6 +83,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cli._ledger_cmds",
         "Create the ledger file if needed and apply every missing schema migration.",
     ),
+    "cache": (
+        "cli._cache",
+        "The judge cache: what it holds, and clearing, pruning or adopting its answers.",
+    ),
     "corpus": ("cli._corpus", "Check a corpus before any verdict is given on it."),
     "flakes": (
         "cli._flakes",

@@ -14,12 +14,14 @@ from bughunt.models import (
 )
 from cli._common import (
     JsonOpt,
+    JudgeCacheTtlOpt,
     JudgesConfigOpt,
     LedgerOpt,
     RefreshJudgeOpt,
     guarded,
     print_json,
     print_rows,
+    ttl_seconds,
 )
 from judging.calibration import LabelSet, read_labels
 from judging.judges import DEFAULT_JUDGE
@@ -119,6 +121,7 @@ def calibrate_command(
         typer.Option("--deadline", min=0.1, help="Seconds per call (default: the judge's, 90)."),
     ] = None,
     refresh_judge: RefreshJudgeOpt = False,
+    judge_cache_ttl: JudgeCacheTtlOpt = None,
     ledger: LedgerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -140,7 +143,12 @@ def calibrate_command(
         label_set,
         judge,
         options=CalibrationOptions(
-            strategy=strategy, k=k, seed=seed, deadline_s=deadline, refresh=refresh_judge
+            strategy=strategy,
+            k=k,
+            seed=seed,
+            deadline_s=deadline,
+            refresh=refresh_judge,
+            cache_ttl_s=ttl_seconds(judge_cache_ttl),
         ),
         labels_file=str(labels),
         ledger=store,

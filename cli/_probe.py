@@ -9,12 +9,14 @@ import typer
 
 from cli._common import (
     JsonOpt,
+    JudgeCacheTtlOpt,
     JudgesConfigOpt,
     LedgerOpt,
     RefreshJudgeOpt,
     guarded,
     print_json,
     print_rows,
+    ttl_seconds,
 )
 
 
@@ -35,6 +37,7 @@ def probe(
     ] = 20,
     judges_config: JudgesConfigOpt = None,
     refresh_judge: RefreshJudgeOpt = False,
+    judge_cache_ttl: JudgeCacheTtlOpt = None,
     ledger: LedgerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -56,6 +59,7 @@ def probe(
         ledger=store,
         judges_config=judges_config,
         refresh=refresh_judge,
+        cache_ttl_s=ttl_seconds(judge_cache_ttl),
     )
     run_id, calls, rows_out = done.run_id, done.calls, done.probes
     table = [

@@ -199,7 +199,13 @@ def _cache(ctx: RunContext, cases: list[str], *, probes: bool) -> dict[str, list
     """The judge cache the score stage on ``cases`` may use, read from the ledger here."""
     if ctx.params.refresh_judge:
         return {}
-    return score.cached_calls(ctx.run["ledger"], [j.name for j in ctx.judges], cases, probes=probes)
+    return score.cached_calls(
+        ctx.run["ledger"],
+        [j.name for j in ctx.judges],
+        cases,
+        probes=probes,
+        not_before=score.cache_cutoff(ctx.params.judge_cache_ttl_s()),
+    )
 
 
 def _score(

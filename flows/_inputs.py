@@ -50,6 +50,7 @@ OPERATIONAL: frozenset[str] = frozenset(
         "run_id",
         "workers",
         "refresh_judge",
+        "judge_cache_ttl",
         "judges_config",  # its path: the judges it defines are compared instead
         "judge_deadline_s",
         "max_in_flight",

@@ -1,5 +1,5 @@
 """Ledger writes outside a pipeline run: ingested outcome records, a recorded manifest, bias
-probes, judge calibrations.
+probes, judge calibrations, the judge cache's clearing, pruning and adoptions.
 
 Like the pipeline, each is one bulk write from this process; the CLI calls
 these and never writes the ledger itself. Nothing here imports Prefect.
@@ -12,7 +12,18 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from bughunt.models import BiasProbe, JudgeCall, Observation, RunInfo, RunKind, RunStatus, Strategy
+from bughunt.errors import InputError
+from bughunt.models import (
+    BiasProbe,
+    JudgeCacheAdoption,
+    JudgeCacheInvalidation,
+    JudgeCall,
+    Observation,
+    RunInfo,
+    RunKind,
+    RunStatus,
+    Strategy,
+)
 from corpus import Corpus
 from flows.params import new_run_id
 from judging.calibration import LabelSet
@@ -23,7 +34,11 @@ from tasks.score import (
     CalibrationRun,
     CalibrationSettings,
     ScoreSettings,
+    adoptable,
+    adoption,
+    adoption_of,
     calibrate_judge,
+    invalidated,
     probe_corpus,
 )
 
@@ -76,6 +91,7 @@ def probe_judges(
     ledger: Ledger,
     judges_config: Path | None = None,
     refresh: bool = False,
+    cache_ttl_s: float | None = None,
 ) -> ProbeRun:
     """Probe a judge or jury on the corpus's recorded reports and store it as an ad-hoc run.
 
@@ -88,7 +104,7 @@ def probe_judges(
         corpus,
         members,
         run_id=run_id,
-        settings=ScoreSettings(probe_pairs=pairs, refresh=refresh),
+        settings=ScoreSettings(probe_pairs=pairs, refresh=refresh, cache_ttl_s=cache_ttl_s),
         ledger=ledger,
     )
     ledger.write(
@@ -120,6 +136,8 @@ class CalibrationOptions(BaseModel):
     deadline_s: float | None = None
     """Seconds per call; ``None``: the judge's own (the tightest of a jury's members)."""
     refresh: bool = False
+    cache_ttl_s: float | None = None
+    """Reuse no cached answer older than this many seconds; ``None``: no limit."""
 
 
 def calibrate_judges(
@@ -141,6 +159,7 @@ def calibrate_judges(
         deadline_s=options.deadline_s or min(c.deadline_s for c in configs),
         max_in_flight=min(c.max_in_flight for c in configs),
         refresh=options.refresh,
+        cache_ttl_s=options.cache_ttl_s,
     )
     run_id = new_run_id("calibrate")
     done = calibrate_judge(
@@ -162,3 +181,57 @@ def calibrate_judges(
     )
     ledger.write([info, *done.calls, done.row])
     return done
+
+
+def invalidate_cache(ledger: Ledger, row: JudgeCacheInvalidation) -> int:
+    """Stop the judge cache reusing the answers ``row`` names (``bughunt cache clear|prune``);
+    how many answers it held that it no longer reuses.
+
+    One bulk write of ``row``; no judge call is changed or deleted (calls are
+    history). A ledger from before migration 0016 is migrated first; a path
+    that holds no ledger is refused (a mistyped ``--ledger`` makes no file).
+    """
+    ledger.check(writing=False)
+    ledger.migrate()
+    dropped = invalidated(ledger, row)
+    ledger.write([row])
+    return dropped
+
+
+class Adopted(BaseModel):
+    """What ``bughunt cache adopt`` did: the adoption that holds, and the answers it opened."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    adoption: JudgeCacheAdoption | None
+    """The row written; ``None`` when there was nothing to adopt (nothing written)."""
+    answers: int
+    """The judge's answers from before 0016 the cache may now reuse."""
+
+
+def adopt_cache(ledger: Ledger, judge: str, judges_config: Path | None = None) -> Adopted:
+    """Let the judge cache reuse ``judge``'s calls from before migration 0016 as answers of the
+    model and endpoint its configuration names now (one bulk write; no key is read).
+
+    Raises :class:`InputError` when the judge's older calls were adopted before
+    (the first adoption holds), and writes nothing when there is none to adopt.
+    A path that holds no ledger is refused, as by :func:`invalidate_cache`.
+    """
+    config = load_judges(judges_config).judge(judge)
+    ledger.check(writing=False)
+    ledger.migrate()
+    earlier = adoption_of(ledger, judge)
+    if earlier is not None:
+        raise InputError(
+            f"judge {judge!r}'s calls from before the cache key had a model were adopted "
+            f"already, as model {earlier.model!r} at {earlier.endpoint!r} on "
+            f"{earlier.recorded_at:%Y-%m-%d %H:%M} UTC; to take them back, run "
+            f"`bughunt cache clear --judge {judge}`",
+            field="--judge",
+        )
+    answers = adoptable(ledger, judge)
+    if answers == 0:
+        return Adopted(adoption=None, answers=0)
+    row = adoption(config)
+    ledger.write([row])
+    return Adopted(adoption=row, answers=answers)

@@ -14,8 +14,10 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bughunt.errors import InputError
 from bughunt.hashing import sha256_bytes
 from bughunt.models import Strategy, run_id_name
+from bughunt.spans import parse_span
 from corpus import Corpus
 from tasks.sandbox import SandboxSettings
 from tasks.score import ScoreSettings
@@ -51,6 +53,8 @@ class RunParams(BaseModel):
     """Sandbox pairs at once (default: CPU count)."""
     refresh_judge: bool = False
     """Send every judge call again instead of using the cache."""
+    judge_cache_ttl: str | None = None
+    """Reuse no cached judge answer older than this, e.g. 30d or 12h (default: no limit)."""
     probe_pairs: int = Field(default=20, ge=0)
     """Reports per bias probe (0: no probes)."""
     judges_config: str | None = None
@@ -99,6 +103,21 @@ class RunParams(BaseModel):
     def _run_id_is_a_name(cls, value: str | None) -> str | None:
         return None if value is None else run_id_name(value)
 
+    @field_validator("judge_cache_ttl")
+    @classmethod
+    def _ttl_is_a_span(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_span(value, field="--judge-cache-ttl")
+            except InputError as exc:
+                raise ValueError(exc.message) from None
+        return value
+
+    def judge_cache_ttl_s(self) -> float | None:
+        """``judge_cache_ttl`` in seconds; ``None`` without one."""
+        ttl = self.judge_cache_ttl
+        return None if ttl is None else parse_span(ttl, field="--judge-cache-ttl").total_seconds()
+
     def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
         """The sandbox stage's settings (the test deadline falls back to each target's).
 
@@ -129,6 +148,7 @@ class RunParams(BaseModel):
             max_in_flight=self.max_in_flight,
             probe_pairs=self.probe_pairs if probes else 0,
             refresh=self.refresh_judge,
+            cache_ttl_s=self.judge_cache_ttl_s(),
         )
 
 

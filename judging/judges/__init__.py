@@ -36,8 +36,15 @@ from judging.judges._contract import (
     backoff_s,
     call_judge,
 )
+from judging.judges._identity import SIM_ENDPOINT, JudgeIdentity, sim_model
 from judging.judges._openai import OpenAIJudge
-from judging.judges._prompt import Prompt, build_prompt, neutralise, render_report
+from judging.judges._prompt import (
+    TEMPLATE_VERSION,
+    Prompt,
+    build_prompt,
+    neutralise,
+    render_report,
+)
 from judging.judges._protocol import (
     ClientError,
     ConnectionFailed,
@@ -59,6 +66,8 @@ __all__ = [
     "DEFAULT_JUDGE",
     "DEFAULT_RATIONALE",
     "MAX_ATTEMPTS",
+    "SIM_ENDPOINT",
+    "TEMPLATE_VERSION",
     "BatchResult",
     "Breaker",
     "CacheKey",
@@ -70,6 +79,7 @@ __all__ = [
     "JudgeAnswer",
     "JudgeConfig",
     "JudgeError",
+    "JudgeIdentity",
     "JudgeRequest",
     "JudgeTimeout",
     "JudgesConfig",
@@ -100,4 +110,5 @@ __all__ = [
     "parse_answer",
     "parse_judges",
     "render_report",
+    "sim_model",
 ]

@@ -37,6 +37,7 @@ import subprocess
 from collections.abc import Collection, Mapping, Sequence
 
 from bughunt.secrets import Scrubber
+from judging.judges._identity import COMMAND_MODEL, command_endpoint
 from judging.judges._protocol import (
     ClientError,
     JudgeRequest,
@@ -85,17 +86,23 @@ class CommandJudge:
         cwd: str | None = None,
         secrets: Mapping[str, str] | None = None,
         withhold: Collection[str] = (),
+        model: str | None = None,
     ) -> None:
         """``env`` is added to the command's environment; its values and ``secrets``
         (name → value, e.g. an API key from the environment) are scrubbed from
         every answer and error text. ``withhold`` names host variables the
-        command never gets (the agents' secrets and model keys: theirs alone)."""
+        command never gets (the agents' secrets and model keys: theirs alone).
+        ``model`` is the model the command uses, as its configuration declares it
+        (the command picks it itself); with the command line it is the judge's
+        cache key."""
         if not argv:
             raise ValueError("a command judge needs a non-empty argument vector")
         self.name = name
         self.family = family
         self.required = required
         self.argv = list(argv)
+        self.model = model or COMMAND_MODEL
+        self.endpoint = command_endpoint(self.argv)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.withhold = frozenset(withhold)

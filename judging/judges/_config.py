@@ -24,14 +24,25 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bughunt.config import read_toml
 from bughunt.errors import InputError
 from judging.judges._contract import DEFAULT_DEADLINE_S
+from judging.judges._identity import (
+    COMMAND_MODEL,
+    SIM_ENDPOINT,
+    JudgeIdentity,
+    command_endpoint,
+    openai_endpoint,
+    sim_model,
+)
 from judging.judges._protocol import Judge
+
+if TYPE_CHECKING:
+    from judging.bias import SimParams
 
 Backend = Literal["sim", "openai", "command"]
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
@@ -55,7 +66,8 @@ class JudgeConfig(BaseModel):
     base_url: str | None = None
     """``openai``: endpoint base URL, e.g. ``http://127.0.0.1:8000/v1`` (SDK default if unset)."""
     model: str | None = None
-    """``openai``: model name sent with each request."""
+    """``openai``: model name sent with each request. ``command``: the model the command
+    uses, declared so that changing it changes the cache key (optional)."""
     api_key_env: str = "OPENAI_API_KEY"
     """``openai``: name of the environment variable holding the API key; empty for no key."""
     structured: Literal["auto", "on", "off"] = "auto"
@@ -82,6 +94,23 @@ class JudgeConfig(BaseModel):
         if self.backend == "command" and not self.command:
             raise ValueError("a command judge needs 'command' (a list of arguments)")
         return self
+
+    def identity(self, environ: Mapping[str, str] | None = None) -> JudgeIdentity:
+        """The model and endpoint this judge's calls are cached under: the ones the judge
+        :func:`build_judge` makes of it reports, named without building it (no key is read).
+
+        ``environ`` (default the process's) gives an ``openai`` judge without
+        ``base_url`` its ``OPENAI_BASE_URL``. Bad ``sim_params`` raise
+        :class:`InputError` naming the field.
+        """
+        if self.backend == "openai":
+            assert self.model is not None  # checked above
+            return JudgeIdentity(self.model, openai_endpoint(self.base_url, environ))
+        if self.backend == "command":
+            assert self.command is not None  # checked above
+            return JudgeIdentity(self.model or COMMAND_MODEL, command_endpoint(self.command))
+        params = _sim_params(self).model_dump()
+        return JudgeIdentity(sim_model(self.family, params, self.seed), SIM_ENDPOINT)
 
 
 class JuryConfig(BaseModel):
@@ -287,21 +316,27 @@ def build_judge(
             required=config.required,
             secrets={config.api_key_env: key} if key else None,
             withhold=[name for name in withhold if name != config.api_key_env],
+            model=config.model,
         )
-    from judging.bias import SimParams
     from judging.judges._sim import SimJudge
 
-    try:
-        params = SimParams.model_validate(config.sim_params)
-    except ValidationError as exc:
-        raise _validation_error(exc, f"judges.{config.name}.sim_params.", None) from exc
     return SimJudge(
         name=config.name,
         family=config.family,
-        params=params,
+        params=_sim_params(config),
         seed=config.seed,
         required=config.required,
     )
+
+
+def _sim_params(config: JudgeConfig) -> SimParams:
+    """A ``sim`` judge's parameters; :class:`InputError` naming the field when one is bad."""
+    from judging.bias import SimParams
+
+    try:
+        return SimParams.model_validate(config.sim_params)
+    except ValidationError as exc:
+        raise _validation_error(exc, f"judges.{config.name}.sim_params.", None) from exc
 
 
 def close_judges(judges: Iterable[Judge]) -> None:

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from bughunt.models import CallStatus, JudgeCall, utcnow
 from judging.judges._answer import JudgeAnswer, ParseFailure, parse_answer, truncate
 from judging.judges._breaker import Breaker
-from judging.judges._cache import CacheKey, usable
-from judging.judges._prompt import Prompt, build_prompt
+from judging.judges._cache import CacheKey, prompt_key, usable
+from judging.judges._prompt import TEMPLATE_VERSION, Prompt, build_prompt
 from judging.judges._protocol import (
     ClientError,
     ConnectionFailed,
@@ -123,13 +123,14 @@ def call_judge(
 
     ``clock`` gives monotonic seconds, ``sleep`` waits, ``rng`` gives floats in
     [0, 1) for the jitter (inject all three to test the schedule). A usable
-    entry in ``cache`` answers without a request (``cached``, 0 attempts);
+    entry in ``cache`` under the call's key (judge, model, endpoint, template,
+    prompt, order, sample) answers without a request (``cached``, 0 attempts);
     an open ``breaker`` ends the call ``aborted`` without a request.
     """
     if not deadline_s > 0:
         raise ValueError(f"deadline_s must be positive, not {deadline_s!r}")
     prompt = prompt or build_prompt(request)
-    key = CacheKey(judge.name, prompt.prompt_hash, request.order, request.sample_index)
+    key = prompt_key(judge, prompt, request)
 
     def row(**fields: object) -> JudgeCall:
         base: dict[str, object] = {
@@ -138,6 +139,9 @@ def call_judge(
             "case_id": request.case_id,
             "judge": judge.name,
             "family": judge.family,
+            "model": key.model,
+            "endpoint": key.endpoint,
+            "template_version": TEMPLATE_VERSION,
             "order": request.order,
             "sample_index": request.sample_index,
             "agent_sample": request.agent_sample,

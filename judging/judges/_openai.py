@@ -45,7 +45,6 @@ text this backend hands back, raw or encoded (``[secret:<api_key_env>]``,
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -53,6 +52,7 @@ from typing import Any, Literal
 from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
 from judging.judges._http import HttpTransport, Response, TransportFailed, TransportTimeout
+from judging.judges._identity import openai_endpoint
 from judging.judges._protocol import (
     ClientError,
     ConnectionFailed,
@@ -65,8 +65,6 @@ from judging.judges._protocol import (
 )
 
 Structured = Literal["auto", "on", "off"]
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-"""Where requests go without a ``base_url`` (and no ``OPENAI_BASE_URL``), as with the SDK."""
 _DETAIL_LIMIT = 300
 _OVER_BUDGET_CODES = {"context_length_exceeded", "string_above_max_length"}
 _OVER_BUDGET_TEXT = ("maximum context length", "context length exceeded", "context_length_exceeded")
@@ -162,8 +160,9 @@ class OpenAIJudge:
         headers = {"accept": "application/json"}
         if self._secret:
             headers["authorization"] = f"Bearer {self._secret}"
-        root = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._transport = HttpTransport(root, headers, max_connections)
+        # Where requests go, and part of the cache key: base_url, OPENAI_BASE_URL or the API.
+        self.endpoint = openai_endpoint(base_url)
+        self._transport = HttpTransport(self.endpoint, headers, max_connections)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIJudge(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"

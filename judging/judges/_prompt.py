@@ -345,6 +345,22 @@ def neutralise(text: str) -> str:
     return _rewrite(_rewrite(text, _fence_edits), _key_edits)
 
 
+TEMPLATE_VERSION = 1
+"""Version of the judge prompt template, a part of every judge call's cache key
+(docs/judges.md#cache).
+
+Bump it (by one, never reuse a number) in the same change as anything that
+alters what a judge is asked or how its answer is read without necessarily
+altering the prompt's text: the answer format or its parsing
+(``_answer.py``), the structured-output schema, the rubric's meaning, the
+neutralising rules, the report layout. A change to the text alone already
+changes every prompt hash, but bump anyway: the version says in the ledger
+which template a call answered, and an old answer is never reused for a new
+template. Calls recorded before the version existed count as version 1
+(ledger migration 0016); one made with an older text has a prompt hash no
+prompt of this template has, so it can answer nothing it should not.
+"""
+
 SYSTEM_TEMPLATE = """\
 You are judging two bug reports about the same bug in a Python project. Decide \
 which report is more useful to a developer who has to fix the bug.

@@ -96,11 +96,27 @@ class OverBudget(JudgeError):
 
 @runtime_checkable
 class Judge(Protocol):
-    """A named judge of one model family."""
+    """A named judge of one model family, and what answers for it: a model at an endpoint.
+
+    ``model`` and ``endpoint`` are part of every call's cache key
+    (docs/judges.md#cache): an answer is reused only by the same judge name,
+    model, endpoint and prompt template, so changing what stands behind a
+    name never reuses the old answers.
+    """
 
     name: str
     family: str
     required: bool
+
+    @property
+    def model(self) -> str:
+        """The model that answers (for the simulated judge: its parameters and seed)."""
+        ...
+
+    @property
+    def endpoint(self) -> str:
+        """Where requests go: a base URL, a command line, or ``simulated``."""
+        ...
 
     def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
         """Send one prompt and return the raw answer text.

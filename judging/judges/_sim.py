@@ -23,6 +23,7 @@ from judging.bias import (
     draw,
     hashed_uniform,
 )
+from judging.judges._identity import SIM_ENDPOINT, sim_model
 from judging.judges._protocol import JudgeRequest, JudgeTimeout
 
 
@@ -49,6 +50,18 @@ class SimJudge:
         self.params = params or SimParams()
         self.seed = seed
         self.length_control = length_control
+
+    @property
+    def model(self) -> str:
+        """Its family, parameters and seed: another of any is another model (cache key)."""
+        return sim_model(
+            self.family, self.params.model_dump(), self.seed, length_control=self.length_control
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """``simulated``: it answers in this process."""
+        return SIM_ENDPOINT
 
     def __repr__(self) -> str:
         return f"SimJudge(name={self.name!r}, family={self.family!r}, params={self.params!r}, seed={self.seed})"

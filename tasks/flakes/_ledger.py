@@ -6,7 +6,6 @@ stage returns, in one bulk write).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -14,8 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from bughunt.errors import InputError, TerminalError
+from bughunt.errors import TerminalError
 from bughunt.models import FlakeRecord, FlakeState, Observation, utcnow
+from bughunt.spans import parse_span
 from ledger import Ledger, arrow_to_rows, current_version
 from tasks.flakes._config import FlakeThresholds, load_thresholds
 from tasks.flakes._fold import update_flakes
@@ -29,8 +29,6 @@ DISAGREED_STATES: tuple[FlakeState, ...] = (
     FlakeState.CLEARED,
 )
 """What ``bughunt flakes`` lists by default: keys that have passed and failed."""
-
-_SINCE = re.compile(r"^\s*(\d+)\s*([dh])\s*$")
 
 
 class TrendBy(StrEnum):
@@ -109,13 +107,7 @@ def flake_update(
 
 def parse_since(text: str) -> timedelta:
     """``30d`` or ``12h`` as a time span; anything else raises :class:`InputError`."""
-    match = _SINCE.match(text)
-    if not match:
-        raise InputError(
-            f"give a number of days or hours, like 30d or 12h (got {text!r})", field="--since"
-        )
-    amount = int(match[1])
-    return timedelta(days=amount) if match[2] == "d" else timedelta(hours=amount)
+    return parse_span(text, field="--since")
 
 
 def list_flakes(

@@ -7,7 +7,16 @@ from tasks.score._adaptive import (
     interval_decided,
     score_interval,
 )
-from tasks.score._cache import cached_calls, ledger_lookup
+from tasks.score._cache import cache_cutoff, cached_calls, ledger_lookup
+from tasks.score._cache_admin import (
+    CacheGroup,
+    adoptable,
+    adoption,
+    adoption_of,
+    cache_stats,
+    invalidated,
+    invalidation,
+)
 from tasks.score._calibrate import (
     CalibrationRun,
     CalibrationSettings,
@@ -38,6 +47,7 @@ from tasks.score.records import BadLine, ReadResult, read_records, record_from_d
 __all__ = [
     "RECORD",
     "BadLine",
+    "CacheGroup",
     "CalibrationRun",
     "CalibrationSettings",
     "CallCounts",
@@ -56,6 +66,11 @@ __all__ = [
     "ScoreResult",
     "ScoreSettings",
     "StopReason",
+    "adoptable",
+    "adoption",
+    "adoption_of",
+    "cache_cutoff",
+    "cache_stats",
     "cached_calls",
     "calibrate_judge",
     "calibration_row",
@@ -67,6 +82,8 @@ __all__ = [
     "gate_of_rows",
     "identity_of",
     "interval_decided",
+    "invalidated",
+    "invalidation",
     "last_calibration",
     "latest_outcomes",
     "ledger_lookup",

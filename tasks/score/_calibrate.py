@@ -38,7 +38,7 @@ from judging.calibration import (
 )
 from judging.judges import Breaker, Judge, JudgeRequest, ReportFeatures, judge_batch, load_cache
 from ledger import Ledger
-from tasks.score._cache import ledger_lookup
+from tasks.score._cache import cache_cutoff, ledger_lookup
 from tasks.score._probe_stage import DEFAULT_QUALITY
 from tasks.score.pairs import (
     JudgeRef,
@@ -80,6 +80,9 @@ class CalibrationSettings(BaseModel):
     """Judge requests in flight at once."""
     refresh: bool = False
     """Send every call again instead of answering from the ledger's cache."""
+    cache_ttl_s: float | None = Field(default=None, ge=0)
+    """Cached answers older than this many seconds are not reused (``--judge-cache-ttl``);
+    ``None``: no limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,7 @@ def _judge_all(
             requests[key[0]].append(_request(pair, key))
     calls: list[JudgeCall] = []
     degraded: list[str] = []
+    lookup = ledger_lookup(ledger, not_before=cache_cutoff(settings.cache_ttl_s))
     for member in members:
         batch = requests[member.name]
         result = judge_batch(
@@ -197,7 +201,7 @@ def _judge_all(
             max_in_flight=settings.max_in_flight,
             deadline_s=settings.deadline_s,
             breaker=Breaker(),
-            cache=load_cache(ledger_lookup(ledger), member.name, batch, refresh=settings.refresh),
+            cache=load_cache(lookup, member, batch, refresh=settings.refresh),
         )
         calls.extend(result.calls)
         if result.degraded:

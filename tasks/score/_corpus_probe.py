@@ -19,7 +19,7 @@ from corpus import Corpus
 from judging.judges import Judge
 from ledger import Ledger
 from tasks.sandbox import recorded_report
-from tasks.score._cache import ledger_lookup
+from tasks.score._cache import cache_cutoff, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality
 from tasks.score._probe_stage import ProbeContext, probe_judge, probe_self_preference
 from tasks.score._stage import ScoreSettings
@@ -94,7 +94,7 @@ def probe_corpus(
         quality=quality,
         run_id=run_id,
         settings=settings,
-        cache=ledger_lookup(ledger),
+        cache=ledger_lookup(ledger, not_before=cache_cutoff(settings.cache_ttl_s)),
     )
     calls: list[JudgeCall] = []
     probes: list[BiasProbe] = []

@@ -94,7 +94,7 @@ def _judge_fn(
         for p in pairs
         for side in (Side.A, Side.B)
     }
-    cache = load_cache(ctx.cache, judge.name, list(requests.values()), refresh=ctx.settings.refresh)
+    cache = load_cache(ctx.cache, judge, list(requests.values()), refresh=ctx.settings.refresh)
     breaker = ctx.breakers.setdefault(judge.name, Breaker())
 
     def judge_fn(op: OrderedPair) -> Winner | None:

@@ -28,7 +28,7 @@ from judging.judges import (
     load_cache,
 )
 from ledger import Ledger
-from tasks.score._cache import calls_lookup, ledger_lookup
+from tasks.score._cache import cache_cutoff, calls_lookup, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
@@ -109,6 +109,10 @@ class ScoreSettings(BaseModel):
     """Reports used for each of the position and verbosity probes (0: no probes)."""
     refresh: bool = False
     """Send every call again instead of answering from the cache (``--refresh-judge``)."""
+    cache_ttl_s: float | None = Field(default=None, ge=0, exclude=True)
+    """Cached answers older than this many seconds are not reused (``--judge-cache-ttl``);
+    ``None``: no limit. Which answers a stage still to run may reuse, never what a finished
+    one computed: not part of the stage's checkpoint identity, like the cache it reads."""
 
 
 def _features(ev: ReportEvidence) -> ReportFeatures:
@@ -229,7 +233,7 @@ def score_stage(
     costs no call. Judge failures are failures to judge: unscored, never ties.
     Unchanged calls are answered from the cache unless ``settings.refresh``:
     ``cached`` (the calls the flow read for this stage), else ``ledger`` (read
-    only). One circuit breaker per judge for the whole stage (a sharded stage:
+    only, leaving out answers older than ``settings.cache_ttl_s``). One circuit breaker per judge for the whole stage (a sharded stage:
     per shard, each shard's failures its own).
 
     ``earlier`` is what the earlier batches of an adaptive run scored: their
@@ -238,7 +242,11 @@ def score_stage(
     The result holds this batch's calls and verdicts only.
     """
     breakers: dict[str, Breaker] = {}
-    lookup = calls_lookup(cached) if cached is not None else ledger_lookup(ledger)
+    lookup = (
+        calls_lookup(cached)  # the flow read them with the settings' time to live
+        if cached is not None
+        else ledger_lookup(ledger, not_before=cache_cutoff(settings.cache_ttl_s))
+    )
     config = StrategyConfig(
         strategy=settings.strategy,
         judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
@@ -262,7 +270,7 @@ def score_stage(
             max_in_flight=settings.max_in_flight,
             deadline_s=settings.deadline_s,
             breaker=breaker,
-            cache=load_cache(lookup, name, batch, refresh=settings.refresh),
+            cache=load_cache(lookup, by_name[name], batch, refresh=settings.refresh),
         )
         calls.extend(result.calls)
         if result.degraded:

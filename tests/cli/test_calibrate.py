@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import typer.main
 from typer.testing import CliRunner
 
@@ -128,3 +129,47 @@ def test_every_calibrate_option_is_documented() -> None:
     for opt in opts:
         if opt.startswith("--") and opt != "--help":
             assert f"`{opt}" in doc, opt
+
+
+def _age_calls(ledger: Path, days: int) -> None:
+    """Make every judge call in ``ledger`` ``days`` days older (the test's stand-in for time)."""
+    con = duckdb.connect(str(ledger))
+    try:
+        con.execute(f"UPDATE judge_calls SET created_at = created_at - INTERVAL {days} DAY")
+    finally:
+        con.close()
+
+
+def test_answers_older_than_the_judge_cache_ttl_are_sent_again(tmp_path: Path) -> None:
+    """--judge-cache-ttl: answers 10 days old come from the cache under 30d and are sent again,
+    every one, under 7d."""
+    labels = write_labels(tmp_path / "labels.jsonl", [labelled("a", "first"), labelled("b", "tie")])
+    ledger = tmp_path / "l.duckdb"
+    with OpenAIServer() as server:
+        server.fallback = oracle
+        config = judges_toml(tmp_path / "judges.toml", server.base_url, "oracle")
+        args = (
+            "--labels", str(labels), "--judge", "oracle", "--judges-config", str(config),
+            "--strategy", "single", "--ledger", str(ledger),
+        )  # fmt: skip
+        calibrate(*args)
+        sent = server.count
+        assert sent > 0
+        _age_calls(ledger, 10)
+        calibrate(*args, "--judge-cache-ttl", "30d")
+        assert server.count == sent
+        calibrate(*args, "--judge-cache-ttl", "7d")
+        assert server.count == 2 * sent
+
+
+def test_a_bad_judge_cache_ttl_is_one_line(tmp_path: Path) -> None:
+    """A time to live that is not Nd or Nh exits 2 naming the option, before any call."""
+    labels = write_labels(tmp_path / "labels.jsonl", [labelled("a", "first")])
+    result = runner.invoke(
+        app,
+        ["judge", "calibrate", "--labels", str(labels), "--judge-cache-ttl", "soon",
+         "--ledger", str(tmp_path / "l.duckdb")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: field '--judge-cache-ttl': give a number of days")
+    assert not (tmp_path / "l.duckdb").exists()

@@ -94,14 +94,21 @@ def _imported_after(args: list[str], cwd: Path) -> dict[str, object]:
         # history commands read the ledger: no run machinery, no charts, no statistics library
         (["flakes", "--help"], ("prefect", "scipy", "matplotlib", "openai", "distributed")),
         (["report", "--help"], ("prefect", "scipy", "matplotlib", "openai", "distributed")),
+        # the judge cache's commands read or mark the ledger: no run machinery, no statistics
+        (["cache", "stats", "--json"], ("prefect", "scipy", "matplotlib", "openai", "distributed")),
+        (
+            ["cache", "prune", "--older-than", "30d"],
+            ("prefect", "scipy", "matplotlib", "openai", "distributed"),
+        ),
     ],
     ids=lambda a: " ".join(a) if isinstance(a, list) else "",
 )
 def test_light_commands_import_no_heavy_library(
     args: list[str], unwanted: tuple[str, ...], tmp_path: Path
 ) -> None:
-    """Help, SQL, schema and the history commands' help leave the heavy libraries unimported."""
-    if args[0] == "sql":
+    """Help, SQL, schema, the history commands' help and the judge cache's commands leave the
+    heavy libraries unimported."""
+    if args[0] in ("sql", "cache"):
         assert _imported_after(["migrate"], tmp_path)["code"] == 0
     result = _imported_after(args, tmp_path)
     assert result["code"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 from typer.testing import CliRunner
 
 from cli import app
@@ -97,3 +98,28 @@ def test_a_corpus_without_recorded_reports_is_a_one_line_error(tmp_path: Path) -
         f"error: {root / 'corpus.toml'}: no recorded report: probes need replay agents' reports"
     ]
     assert not ledger.exists()
+
+
+def test_probe_answers_older_than_the_judge_cache_ttl_are_sent_again(tmp_path: Path) -> None:
+    """--judge-cache-ttl: the first probe's answers, 10 days old, are reused under 30d and sent
+    again under 7d."""
+    ledger = tmp_path / "l.duckdb"
+    first = probe("--judge", "sim", "--pairs", "4", "--ledger", str(ledger))
+    con = duckdb.connect(str(ledger))
+    try:
+        con.execute("UPDATE judge_calls SET created_at = created_at - INTERVAL 10 DAY")
+    finally:
+        con.close()
+
+    def hits(ttl: str) -> int:
+        data = probe(
+            "--judge", "sim", "--pairs", "4", "--judge-cache-ttl", ttl, "--ledger", str(ledger)
+        )
+        rows = Ledger(ledger).query(
+            "SELECT count(*) FILTER (WHERE cached) AS n FROM judge_calls WHERE run_id = ?",
+            [data["run_id"]],
+        )
+        return int(rows[0]["n"])
+
+    assert hits("30d") == first["calls"] > 0
+    assert hits("7d") == 0

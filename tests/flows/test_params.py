@@ -57,3 +57,23 @@ def test_a_deadline_out_of_bounds_is_refused(field: str, value: float) -> None:
 def test_the_deadlines_define_the_run() -> None:
     """A deadline decides whether a hang reproduces, so a resume may not change it."""
     assert not {"agent_timeout_s", "test_timeout_s"} & OPERATIONAL
+
+
+@pytest.mark.parametrize(
+    ("ttl", "seconds"), [(None, None), ("30d", 30 * 86_400.0), ("12h", 43_200.0)]
+)
+def test_the_judge_cache_ttl_reaches_the_score_settings(
+    ttl: str | None, seconds: float | None
+) -> None:
+    """--judge-cache-ttl (days or hours, default none) is the score stage's time to live, in
+    seconds, for its batches and its last stage alike."""
+    params = RunParams(judge_cache_ttl=ttl)
+    assert params.score_settings().cache_ttl_s == seconds
+    assert params.score_settings(probes=False).cache_ttl_s == seconds
+
+
+def test_a_bad_judge_cache_ttl_is_refused_naming_the_form() -> None:
+    """A time to live that is not Nd or Nh is refused; it may change when a run is resumed."""
+    with pytest.raises(ValidationError, match="give a number of days or hours, like 30d or 12h"):
+        RunParams(judge_cache_ttl="a month")
+    assert "judge_cache_ttl" in OPERATIONAL

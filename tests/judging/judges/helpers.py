@@ -91,6 +91,8 @@ class ScriptedJudge:
     name: str = "scripted"
     family: str = "scripted-fam"
     required: bool = False
+    model: str = "scripted-model"
+    endpoint: str = "scripted"
     clock: FakeClock | None = None
     latency: float = 0.0
     fallback: Step = '{"winner": "tie"}'

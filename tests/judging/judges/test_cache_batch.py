@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,7 +93,7 @@ def test_a_rerun_with_unchanged_pairs_sends_no_request(
     ledger.write(first.calls)
 
     server.script(answer("tie"))
-    cache = load_cache(ledger_lookup(ledger), "local", reqs)
+    cache = load_cache(ledger_lookup(ledger), judge, reqs)
     assert len(cache) == 2
     second = judge_batch(judge, reqs, run_id="night-2", max_in_flight=1, cache=cache)
     assert server.count == 4  # only the failed pair was sent again
@@ -111,25 +112,27 @@ def test_refresh_judge_bypasses_the_cache(server: OpenAIServer, ledger: Ledger) 
     """``--refresh-judge`` (refresh=True) sends every pair again."""
     reqs = requests(2)
     server.script(answer("first"), answer("first"))
-    ledger.write(judge_batch(judge_for(server), reqs, run_id="n1").calls)
-    assert load_cache(ledger_lookup(ledger), "local", reqs, refresh=True) == {}
+    judge = judge_for(server)
+    ledger.write(judge_batch(judge, reqs, run_id="n1").calls)
+    assert load_cache(ledger_lookup(ledger), judge, reqs, refresh=True) == {}
     server.script(answer("second"), answer("second"))
-    again = judge_batch(judge_for(server), reqs, run_id="n2", cache={})
+    again = judge_batch(judge, reqs, run_id="n2", cache={})
     assert server.count == 4 and not any(c.cached for c in again.calls)
 
 
 def test_cache_key_separates_judge_order_and_sample(ledger: Ledger) -> None:
     """A cached call answers only the same judge, order and sample index."""
     req = request()
-    judged = judge_batch(ScriptedJudge(['{"winner": "first"}']), [req], run_id="n1").calls
+    judge = ScriptedJudge(['{"winner": "first"}'])
+    judged = judge_batch(judge, [req], run_id="n1").calls
     ledger.write(judged)
     other_order = req.model_copy(update={"order": Order.BASELINE_FIRST})
     other_sample = req.model_copy(update={"sample_index": 1})
     keys = [
-        cache_key("scripted", req),
-        cache_key("other-judge", req),
-        cache_key("scripted", other_order),
-        cache_key("scripted", other_sample),
+        cache_key(judge, req),
+        cache_key(ScriptedJudge([], name="other-judge"), req),
+        cache_key(judge, other_order),
+        cache_key(judge, other_sample),
     ]
     lookup = ledger_lookup(ledger)
     assert lookup is not None
@@ -138,25 +141,26 @@ def test_cache_key_separates_judge_order_and_sample(ledger: Ledger) -> None:
 
 
 def test_the_cache_lookup_is_one_query(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Looking up many keys reads the ledger once."""
+    """Looking up many keys opens the ledger once."""
     reqs = requests(30)
-    ledger.write(judge_batch(ScriptedJudge([]), reqs, run_id="n1").calls)
-    reads: list[str] = []
-    original = Ledger.query_arrow
+    judge = ScriptedJudge([])
+    ledger.write(judge_batch(judge, reqs, run_id="n1").calls)
+    reads: list[Path] = []
+    original = Ledger.reader
 
-    def counting(self: Ledger, sql: str, params: object = None) -> object:
-        reads.append(sql)
-        return original(self, sql, params)  # type: ignore[arg-type]
+    def counting(self: Ledger) -> Any:
+        reads.append(self.path)
+        return original(self)
 
-    monkeypatch.setattr(Ledger, "query_arrow", counting)
-    found = load_cache(ledger_lookup(ledger), "scripted", reqs)
+    monkeypatch.setattr(Ledger, "reader", counting)
+    found = load_cache(ledger_lookup(ledger), judge, reqs)
     assert len(found) == 30 and len(reads) == 1
 
 
 def test_no_ledger_file_means_no_cache(tmp_path: Path) -> None:
     """A first night (no ledger file yet) has nothing cached and creates no file."""
     store = Ledger(tmp_path / "none.duckdb")
-    assert load_cache(ledger_lookup(store), "sim", requests(2)) == {}
+    assert load_cache(ledger_lookup(store), ScriptedJudge([]), requests(2)) == {}
     assert not store.path.exists()
 
 

@@ -10,6 +10,7 @@ from bughunt.models import CallStatus, JudgeCall, Winner
 from judging.judges import (
     DEFAULT_RATIONALE,
     MAX_ATTEMPTS,
+    TEMPLATE_VERSION,
     Breaker,
     CacheKey,
     ClientError,
@@ -283,6 +284,9 @@ def _cached(
         case_id=req.case_id,
         judge="scripted",
         family="scripted-fam",
+        model="scripted-model",
+        endpoint="scripted",
+        template_version=TEMPLATE_VERSION,
         order=req.order,
         prompt_hash=prompt.prompt_hash,
         attempts=1,
@@ -291,7 +295,10 @@ def _cached(
         rationale="cached reason" if winner else None,
         raw_answer="raw",
     )
-    return {CacheKey("scripted", prompt.prompt_hash, req.order, 0): old}
+    key = CacheKey(
+        "scripted", "scripted-model", "scripted", TEMPLATE_VERSION, prompt.prompt_hash, req.order, 0
+    )
+    return {key: old}
 
 
 def test_a_cached_judged_call_answers_without_a_request() -> None:

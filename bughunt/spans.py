@@ -1,0 +1,22 @@
+"""Spans of time as people type them: ``30d`` (days) or ``12h`` (hours)."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from bughunt.errors import InputError
+
+_SPAN = re.compile(r"^\s*(\d+)\s*([dh])\s*$")
+
+
+def parse_span(text: str, *, field: str) -> timedelta:
+    """``30d`` or ``12h`` as a time span; anything else raises :class:`InputError` naming
+    ``field`` (the option it was given to)."""
+    match = _SPAN.match(text)
+    if not match:
+        raise InputError(
+            f"give a number of days or hours, like 30d or 12h (got {text!r})", field=field
+        )
+    amount = int(match[1])
+    return timedelta(days=amount) if match[2] == "d" else timedelta(hours=amount)
