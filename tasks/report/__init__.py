@@ -9,6 +9,7 @@ docs/report.md describes every section and the escaping rules.
 from tasks.report._artifacts import (
     ArtifactKeys,
     artifact_keys,
+    case_details,
     case_table,
     category_table,
     publish_artifacts,
@@ -73,6 +74,7 @@ __all__ = [
     "artifact_keys",
     "build_summary",
     "canonical",
+    "case_details",
     "case_table",
     "category_table",
     "closing_message",

@@ -22,10 +22,11 @@ from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
 from tasks.hash_corpus import HashResult
 from tasks.report._artifacts import publish_artifacts
+from tasks.report._comment import pr_comment
 from tasks.report._format import wins_phrase
 from tasks.report._history import load_history
 from tasks.report._model import RunSummary
-from tasks.report._render import render_markdown
+from tasks.report._runs import previous_nightly
 from tasks.report._summary import build_summary
 from tasks.report._write import write_outputs, write_report, write_transcripts
 from tasks.sandbox import SandboxResult
@@ -163,7 +164,11 @@ def publish(
         write_transcripts(sandbox, paths.md.parent)
         write_outputs(sandbox, paths.md.parent)
     if artifacts:
-        publish_artifacts(summary, render_markdown(summary, history))
+        # The UI's artifact: the short summary (gate, headline, reproduction, change since the
+        # last nightly, where the report is). The whole report's tables, cells that never wrap
+        # in Prefect's UI, would be several screens wide; its files are a click away.
+        brief = pr_comment(summary, previous_nightly(ledger, summary), str(paths.html))
+        publish_artifacts(summary, brief)
     return paths.md.parent
 
 

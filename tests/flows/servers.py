@@ -2,8 +2,11 @@
 
 One server per test session (``prefect_server`` in ``tests/flows/conftest.py``):
 PREFECT_HOME in a temporary folder, 127.0.0.1 on a free port, its cron
-scheduler off so nothing starts unasked, its analytics and UI off. Every
-process started here runs in its own process group and is killed with it.
+scheduler off so nothing starts unasked, its analytics off. Its UI is on
+(tests/flows/test_prefect_ui.py opens it; serving it costs the start a copy
+of the bundle, about 1–2 s): the v1 UI by default, its bundle copied under
+the server's folder, never into the venv. Every process started here runs in
+its own process group and is killed with it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Server:
 
     api_url: str
     """Its API, ``http://127.0.0.1:<port>/api``."""
+    ui_url: str
+    """Its UI, ``http://127.0.0.1:<port>`` (Prefect's v1 UI)."""
     env: dict[str, str]
     """Environment for every process that talks to it (PREFECT_API_URL, PREFECT_HOME, …)."""
 
@@ -143,7 +148,13 @@ def running_server(tmp: Path) -> Iterator[Server]:
         "PREFECT_HOME": str(tmp / "prefect-home"),
         "PREFECT_API_URL": api_url,
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_UI_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "true",
+        "PREFECT_UI_API_URL": api_url,
+        "PREFECT_SERVER_UI_STATIC_DIRECTORY": str(tmp / "ui"),
+        # The v2 UI starts Amplitude's SDK before it reads the analytics setting, which
+        # fetches sr-client-cfg.amplitude.com even with analytics off; the v1 UI asks no one.
+        "PREFECT_SERVER_UI_V2_ENABLED": "false",
+        "PREFECT_SERVER_UI_SHOW_PROMOTIONAL_CONTENT": "false",
         # A deployment's cron must never start a run here: no scheduler service.
         "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
         "PREFECT_CLI_COLORS": "false",
@@ -156,7 +167,7 @@ def running_server(tmp: Path) -> Iterator[Server]:
     argv = [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     with background(argv, env, tmp, log) as proc:
         wait_healthy(api_url, proc, log)
-        yield Server(api_url=api_url, env=env)
+        yield Server(api_url=api_url, ui_url=f"http://127.0.0.1:{port}", env=env)
 
 
 DASK = str(Path(sys.executable).with_name("dask"))

@@ -1,23 +1,17 @@
 """The HTML report in a real browser: Debian's headless Chromium, file:// only, behind a trap proxy.
 
 Every request Chromium makes goes to a local socket that answers nothing, so
-no byte leaves the machine, and the test sees which hosts were asked for.
-Chromium's own service pings (update, time, accounts) are told apart by
+no byte leaves the machine, and the test sees which hosts were asked for
+(the browser and the trap are in tests/chromium.py, shared with the Prefect
+UI test). Chromium's own service pings (update, accounts) are told apart by
 host; a control page with an external image proves the trap catches a
 page's requests. CI installs the browser with ``apt-get install -y chromium``.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import socket
-import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.image as mpimg
@@ -25,89 +19,10 @@ import numpy as np
 import pytest
 
 from tasks.report import History, RunSummary, render_html, write_report
+from tests.chromium import run_chromium, trap
 
 WINDOW = (1280, 2400)
-BROWSER_HOSTS = re.compile(
-    r"(?:^|\.)(?:google\.com|googleapis\.com|gstatic\.com|gvt1\.com|gvt2\.com)$"
-)
 CHART_BLUE = (0x25, 0x63, 0xEB)
-
-
-def chromium() -> str:
-    """Path of Debian's chromium; fails (never skips) when it is missing."""
-    path = shutil.which("chromium")
-    assert path, (
-        "chromium is missing: apt-get install -y chromium (Debian's package; .ci/run installs it)"
-    )
-    return path
-
-
-@dataclass
-class Trap:
-    """A local HTTP proxy that records each request's host and answers nothing."""
-
-    port: int = 0
-    hosts: list[str] = field(default_factory=list)
-
-    def page_hosts(self) -> list[str]:
-        """Hosts asked for other than Chromium's own services."""
-        return [h for h in self.hosts if not BROWSER_HOSTS.search(h)]
-
-
-@contextmanager
-def trap() -> Iterator[Trap]:
-    """Run a trap proxy on a free loopback port for the duration of the block."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.1)
-    out = Trap(port=server.getsockname()[1])
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    line = conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
-                except OSError:
-                    continue
-                if not line:
-                    continue  # closed (or timed out under load) before asking for any host
-                m = re.match(r"(?:CONNECT ([^:\s]+)|[A-Z]+ \w+://([^/:\s]+))", line)
-                out.hosts.append((m.group(1) or m.group(2)) if m else line)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield out
-    finally:
-        stop.set()
-        thread.join(5)
-        server.close()
-
-
-def run_chromium(
-    page: Path, home: Path, proxy: Trap, *args: str
-) -> subprocess.CompletedProcess[str]:
-    """Headless Chromium on ``file://page`` with every request sent to the trap."""
-    cmd = [
-        chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        f"--proxy-server=http://127.0.0.1:{proxy.port}",
-        "--proxy-bypass-list=<-loopback>",
-        *args,
-        page.resolve().as_uri(),
-    ]
-    env = {**os.environ, "HOME": str(home)}
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env, cwd=home)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result
 
 
 @dataclass(frozen=True)
