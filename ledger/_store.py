@@ -28,7 +28,7 @@ from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryErro
 from bughunt.models import ROW_MODELS, Row
 from ledger._codec import arrow_to_rows, arrow_type, rows_to_arrow
 from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
-from ledger._migrate import check_version, known_migrations, migrate
+from ledger._migrate import check_version, current_version, known_migrations, migrate
 
 R = TypeVar("R", bound=Row)
 
@@ -311,9 +311,28 @@ class Ledger:
 
     # --- reads -----------------------------------------------------------------
 
-    def query_arrow(self, sql: str, params: Sequence[Any] | None = None) -> pa.Table:
-        """Run a read-only query and return Arrow."""
+    def query_arrow(
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        needs: tuple[int, str] | None = None,
+    ) -> pa.Table:
+        """Run a read-only query and return Arrow.
+
+        ``needs=(version, what)``: the query reads what migration ``version`` made; a ledger
+        at an older schema version raises :class:`TerminalError` saying ``what`` needs it and
+        to run ``bughunt migrate`` (a reader never migrates).
+        """
         with self.reader() as con:
+            if needs is not None:
+                version = current_version(con)
+                if version < needs[0]:
+                    raise TerminalError(
+                        f"the ledger is at schema version {version}; {needs[1]} need "
+                        f"{needs[0]}: run `bughunt migrate`",
+                        file=str(self.path),
+                    )
             return con.sql(sql, params=list(params) if params else None).to_arrow_table()
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:

@@ -13,10 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from bughunt.errors import TerminalError
 from bughunt.models import FlakeRecord, FlakeState, Observation, utcnow
 from bughunt.spans import parse_span
-from ledger import Ledger, arrow_to_rows, current_version
+from ledger import Ledger, arrow_to_rows
 from tasks.flakes._config import FlakeThresholds, load_thresholds
 from tasks.flakes._fold import update_flakes
 
@@ -52,15 +51,7 @@ def _naive_utc(moment: datetime) -> datetime:
 
 
 def _query(ledger: Ledger, sql: str, params: Sequence[Any] = ()) -> pa.Table:
-    with ledger.reader() as con:
-        version = current_version(con)
-        if version < FLAKE_SCHEMA_VERSION:
-            raise TerminalError(
-                f"the ledger is at schema version {version}; the flake views need "
-                f"{FLAKE_SCHEMA_VERSION}: run `bughunt migrate`",
-                file=str(ledger.path),
-            )
-        return con.sql(sql, params=list(params) or None).to_arrow_table()
+    return ledger.query_arrow(sql, params, needs=(FLAKE_SCHEMA_VERSION, "the flake views"))
 
 
 def current_flakes(ledger: Ledger, case_hashes: Iterable[str] | None = None) -> list[FlakeRecord]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bughunt.errors import TerminalError
 from bughunt.models import (
     CacheInvalidation,
     JudgeCacheAdoption,
@@ -48,15 +47,8 @@ class CacheGroup(BaseModel):
 
 def _rows(ledger: Ledger, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     """A read of the cache view; a ledger from before 0016 must be migrated first."""
-    with ledger.reader() as con:
-        version = current_version(con)
-        if version < CACHE_SCHEMA_VERSION:
-            raise TerminalError(
-                f"the ledger is at schema version {version}; the judge cache's key needs "
-                f"{CACHE_SCHEMA_VERSION}: run `bughunt migrate`",
-                file=str(ledger.path),
-            )
-        return list(con.sql(sql, params=params or None).to_arrow_table().to_pylist())
+    needs = (CACHE_SCHEMA_VERSION, "the judge cache's key and views")
+    return list(ledger.query_arrow(sql, params, needs=needs).to_pylist())
 
 
 def cache_stats(ledger: Ledger) -> list[CacheGroup]:
