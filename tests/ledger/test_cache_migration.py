@@ -100,6 +100,20 @@ def upgraded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Ledger, l
     return store, reqs
 
 
+def adopt_args(config: Path, store: Ledger) -> list[str]:
+    """``bughunt cache adopt --judge gpt`` with ``config`` on ``store``."""
+    return [
+        "cache",
+        "adopt",
+        "--judge",
+        "gpt",
+        "--judges-config",
+        str(config),
+        "--ledger",
+        str(store.path),
+    ]
+
+
 def test_upgrading_keeps_the_calls_and_names_what_is_knowable(
     upgraded: tuple[Ledger, list[JudgeRequest]],
 ) -> None:
@@ -151,19 +165,7 @@ def test_an_adopted_cache_answers_its_model_and_no_other(
     same judge name with another model reuses none of them and sends every pair."""
     store, reqs = upgraded
     config = judges_toml(tmp_path / "judges.toml", server.base_url, "gpt")  # model "m"
-    result = runner.invoke(
-        app,
-        [
-            "cache",
-            "adopt",
-            "--judge",
-            "gpt",
-            "--judges-config",
-            str(config),
-            "--ledger",
-            str(store.path),
-        ],
-    )
+    result = runner.invoke(app, adopt_args(config, store))
     assert result.exit_code == 0, result.output
     assert f"adopted 2 answer(s) of judge gpt as model m at {server.base_url}" in result.stdout
 
@@ -187,16 +189,7 @@ def test_a_judge_s_older_calls_are_adopted_once(
     """A second adoption is refused (exit 2, one line naming the first), and writes nothing."""
     store, _ = upgraded
     config = judges_toml(tmp_path / "judges.toml", server.base_url, "gpt")
-    args = [
-        "cache",
-        "adopt",
-        "--judge",
-        "gpt",
-        "--judges-config",
-        str(config),
-        "--ledger",
-        str(store.path),
-    ]
+    args = adopt_args(config, store)
     assert runner.invoke(app, args).exit_code == 0
     again = runner.invoke(app, args)
     assert again.exit_code == 2
