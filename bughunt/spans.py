@@ -20,3 +20,13 @@ def parse_span(text: str, *, field: str) -> timedelta:
         )
     amount = int(match[1])
     return timedelta(days=amount) if match[2] == "d" else timedelta(hours=amount)
+
+
+TTL_FIELD = "--judge-cache-ttl"
+"""The option a judge cache TTL is given as, named in its errors."""
+
+
+def ttl_seconds(ttl: str | None) -> float | None:
+    """A judge cache TTL (``30d``, ``12h``) in seconds; ``None`` without one. A bad span raises
+    :class:`InputError` naming ``--judge-cache-ttl``."""
+    return None if ttl is None else parse_span(ttl, field=TTL_FIELD).total_seconds()

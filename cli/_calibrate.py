@@ -12,6 +12,7 @@ from bughunt.models import (
     JudgeCalibration,
     Strategy,
 )
+from bughunt.spans import ttl_seconds
 from cli._common import (
     JsonOpt,
     JudgeCacheTtlOpt,
@@ -21,7 +22,6 @@ from cli._common import (
     guarded,
     print_json,
     print_rows,
-    ttl_seconds,
 )
 from judging.calibration import LabelSet, read_labels
 from judging.judges import DEFAULT_JUDGE

@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.table import Table
 
 from bughunt.errors import BughuntError
-from bughunt.spans import parse_span
 
 # Piped output is read by people too (logs, CI): give tables room instead of 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -46,11 +45,6 @@ JudgeCacheTtlOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def ttl_seconds(ttl: str | None) -> float | None:
-    """``--judge-cache-ttl`` in seconds (``None`` without one); a bad span exits 2 naming it."""
-    return None if ttl is None else parse_span(ttl, field="--judge-cache-ttl").total_seconds()
 
 
 T = TypeVar("T")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from bughunt.spans import ttl_seconds
 from cli._common import (
     JsonOpt,
     JudgeCacheTtlOpt,
@@ -16,7 +17,6 @@ from cli._common import (
     guarded,
     print_json,
     print_rows,
-    ttl_seconds,
 )
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from bughunt.errors import InputError
 from bughunt.hashing import sha256_bytes
 from bughunt.models import Strategy, run_id_name
-from bughunt.spans import parse_span
+from bughunt.spans import ttl_seconds
 from corpus import Corpus
 from tasks.sandbox import SandboxSettings
 from tasks.score import ScoreSettings
@@ -108,15 +108,14 @@ class RunParams(BaseModel):
     def _ttl_is_a_span(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                parse_span(value, field="--judge-cache-ttl")
+                ttl_seconds(value)
             except InputError as exc:
                 raise ValueError(exc.message) from None
         return value
 
     def judge_cache_ttl_s(self) -> float | None:
         """``judge_cache_ttl`` in seconds; ``None`` without one."""
-        ttl = self.judge_cache_ttl
-        return None if ttl is None else parse_span(ttl, field="--judge-cache-ttl").total_seconds()
+        return ttl_seconds(self.judge_cache_ttl)
 
     def sandbox_settings(self, corpus: Corpus) -> SandboxSettings:
         """The sandbox stage's settings (the test deadline falls back to each target's).
