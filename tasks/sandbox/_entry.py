@@ -111,10 +111,18 @@ def _rows(_inputs: SandboxInputs, result: SandboxResult) -> list[Row]:
 
 
 def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, Any]:
-    """Each pair's observations, read back from ``observations`` (in the order written)."""
+    """Each pair's observations, read back from ``observations`` (in the order written).
+
+    Only the payload's own cases are read: a run's shards are restored one by one, and
+    reading the whole run's observations for each would make a resume quadratic.
+    """
+    cases = sorted({p["case_id"] for p in payload["pairs"]})
+    if not cases:
+        return {"pairs": []}
     table = store.query_arrow(
-        "SELECT * FROM observations WHERE run_id = ? AND source = 'sandbox' ORDER BY rowid",
-        [run_id],
+        "SELECT * FROM observations WHERE run_id = ? AND source = 'sandbox' "
+        "AND list_contains(?, case_id) ORDER BY rowid",
+        [run_id, cases],
     )
     by_pair: dict[tuple[str | None, str | None, int], list[dict[str, Any]]] = {}
     for obs in arrow_to_rows(Observation, table):
