@@ -3,7 +3,7 @@
 The endpoint (``benchmarks/_judge_server.py``, its own process) answers every
 chat completion after a fixed latency L with at most C requests in flight, so
 no client can do better than C / L calls per second. The score stage is
-driven exactly as a night drives it: the ``openai`` judge (its pooled httpx transport
+driven exactly as a night drives it: the ``openai`` judge (its pooled urllib3 transport
 over HTTP), strategy ``swap`` (two calls per pair), ``max_in_flight = C``,
 no bias probes, no cache. The benchmark fails if a call is not ``judged``,
 if the call count is off, or if the server ever saw more than C requests in
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"calls per round:      {args.calls:,} (swap: {args.calls // 2:,} pairs), no probes")
     print(f"server:               C = {c} in flight, L = {args.latency_ms:g} ms")
     print(f"limit C / L:          {limit:,.1f} calls/s")
-    print(f"score stage:          max_in_flight = {c}, openai judge (httpx, pool of {c})")
+    print(f"score stage:          max_in_flight = {c}, openai judge (urllib3, pool of {c})")
     print(f"server max in flight: {stats['max_in_flight']} (requests seen: {stats['requests']:,})")
     print(f"achieved:             {achieved:,.1f} calls/s (best of {args.rounds})")
     print(f"ratio achieved/limit: {achieved / limit:.2f}")

@@ -1,7 +1,7 @@
 """The ``openai`` backend: any OpenAI-compatible chat-completions endpoint.
 
 Requests go through :class:`~judging.judges._http.HttpTransport`: one
-``httpx.Client`` with a connection pool the size of the judge's concurrency
+urllib3 pool of connections the size of the judge's concurrency
 (``max_in_flight``), shared by every call in flight. The body is built here and the answer read as plain JSON
 (no SDK models are built per call; the SDK's client-side cost per request is
 what held calls per second below what the endpoint allowed). There are no

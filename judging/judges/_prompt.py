@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+from cachetools import LRUCache, cached
 
 from bughunt.hashing import hash_json
 from bughunt.models import BugReport
@@ -420,20 +423,46 @@ class Prompt:
     """sha256 of the canonical JSON of ``{"system", "user"}``."""
 
 
+RENDER_CACHE_CHARS = 16_000_000
+"""Characters of rendered reports kept for reuse (least recently used go first)."""
+
+_RenderKey = tuple[str, str, tuple[str, ...], str, str, str, str]
+
+
 def render_report(report: BugReport) -> str:
     """One report as the judge reads it: labelled fields, every field neutralised.
 
-    Who wrote it (agent version, family) is left out on purpose.
+    Who wrote it (agent version, family) is left out on purpose. Every call of a
+    pair renders both reports again (two orders under ``swap``, once more for the
+    cache key, once more per judge of a panel), so the result is kept, keyed on the
+    very fields it is made of and bounded in characters, not in entries: a report
+    may be a megabyte.
     """
-    steps = "\n".join(f"{i}. {neutralise(s)}" for i, s in enumerate(report.steps, 1))
+    return _render(
+        (
+            report.title,
+            report.summary,
+            tuple(report.steps),
+            report.expected,
+            report.actual,
+            report.root_cause,
+            report.repro_test,
+        )
+    )
+
+
+@cached(LRUCache(maxsize=RENDER_CACHE_CHARS, getsizeof=len), key=lambda k: k, lock=threading.Lock())
+def _render(fields: _RenderKey) -> str:
+    title, summary, steps_list, expected, actual, root_cause, repro_test = fields
+    steps = "\n".join(f"{i}. {neutralise(s)}" for i, s in enumerate(steps_list, 1))
     parts = [
-        f"Title: {neutralise(report.title)}",
-        f"Summary:\n{neutralise(report.summary) or '(none)'}",
+        f"Title: {neutralise(title)}",
+        f"Summary:\n{neutralise(summary) or '(none)'}",
         f"Steps to reproduce:\n{steps or '(none)'}",
-        f"Expected behaviour:\n{neutralise(report.expected) or '(none)'}",
-        f"Actual behaviour:\n{neutralise(report.actual) or '(none)'}",
-        f"Root cause:\n{neutralise(report.root_cause) or '(none)'}",
-        f"Reproduction test:\n{neutralise(report.repro_test)}",
+        f"Expected behaviour:\n{neutralise(expected) or '(none)'}",
+        f"Actual behaviour:\n{neutralise(actual) or '(none)'}",
+        f"Root cause:\n{neutralise(root_cause) or '(none)'}",
+        f"Reproduction test:\n{neutralise(repro_test)}",
     ]
     return "\n\n".join(parts)
 

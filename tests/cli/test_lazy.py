@@ -21,7 +21,7 @@ import typer.main
 from cli import COMMANDS, app
 from tests.conftest import ROOT
 
-HEAVY = ("prefect", "scipy", "matplotlib", "docker", "openai", "distributed", "httpx")
+HEAVY = ("prefect", "scipy", "matplotlib", "docker", "openai", "distributed", "httpx", "urllib3")
 """Libraries a read command or the help has no use for (each costs 0.1–1.2 s to import)."""
 
 

@@ -189,6 +189,42 @@ def test_connection_refused_is_retried_then_fails_closed() -> None:
     assert c.failure_reason is not None and "connection failed" in c.failure_reason
 
 
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_connection_dropped_mid_exchange_is_retried_then_fails_closed(reset: bool) -> None:
+    """An endpoint that reads each request and then hangs up (a clean close, or a TCP reset):
+    a broken exchange, not a timeout and not an answer; three attempts, failed_closed."""
+    import struct
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    seen: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _peer = listener.accept()
+            except OSError:
+                return
+            with conn:
+                seen.append(len(conn.recv(65536)))
+                if reset:
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        judge = OpenAIJudge(
+            name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
+        )
+        c = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    finally:
+        listener.close()
+    assert (c.status, c.attempts) == (CallStatus.FAILED_CLOSED, 3)
+    assert c.failure_reason is not None and "connection failed" in c.failure_reason
+    assert len(seen) == 3 and all(n > 0 for n in seen)
+
+
 def test_a_success_body_that_is_not_json_is_a_retried_server_error(server: OpenAIServer) -> None:
     """A 200 whose body is not JSON is retried like a server error."""
     server.script(Reply(200, "<html>proxy error</html>"), answer("first"))

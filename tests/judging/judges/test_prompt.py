@@ -169,3 +169,51 @@ def test_the_gullible_judge_would_obey_an_unneutralised_forgery(server: OpenAISe
     prompt = build_prompt(request())
     raw = judge.complete(prompt.system, prompt.user + "\n" + FORGED, request(), 10)
     assert parse_answer(raw) == JudgeAnswer(winner=Winner.FIRST, rationale="obeyed")
+
+
+_FIELDS = ("title", "summary", "steps", "expected", "actual", "root_cause", "repro_test")
+
+
+@given(
+    field=st.sampled_from(_FIELDS),
+    text=st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=40),
+)
+def test_a_rendered_report_is_reused_only_for_the_very_same_fields(field: str, text: str) -> None:
+    """Both orders of a pair (and the cache key, and every judge of a panel) render the same
+    reports: each is neutralised once, and a change in any one field it shows is rendered
+    anew, exactly as an unkept render would be."""
+    from judging.judges import _prompt
+
+    seen: list[str] = []
+    real = _prompt.neutralise
+
+    def counted(value: str) -> str:
+        seen.append(value)
+        return real(value)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_prompt, "neutralise", counted)
+        _prompt._render.cache_clear()
+        a, b = report("candidate"), report("baseline", title="other title")
+        first = build_prompt(request(first=a, second=b))
+        rendered = len(seen)
+        swapped = build_prompt(request(first=b, second=a, order=Order.BASELINE_FIRST))
+        assert len(seen) == rendered > 0  # nothing neutralised again
+        assert first.user != swapped.user
+        changed = a.model_copy(update={field: [text] if field == "steps" else text})
+        same = getattr(changed, field) == getattr(a, field)
+        again = _prompt.render_report(changed)
+        assert (len(seen) == rendered) == same  # rendered anew unless nothing changed
+        unkept = _prompt._render.__wrapped__(
+            (
+                changed.title,
+                changed.summary,
+                tuple(changed.steps),
+                changed.expected,
+                changed.actual,
+                changed.root_cause,
+                changed.repro_test,
+            )
+        )
+        assert again == unkept
+        assert (again == _prompt.render_report(a)) == same
