@@ -14,6 +14,8 @@ overhead    = total / unavoidable − 1
 where total is the flow's wall time. Prefect's API and the sandbox image are
 started first (a deployed night finds both running); that warm-up is shown
 apart. Stage times (``stage_outputs.duration_s``) say where the rest goes.
+The flow process's peak resident memory (``ru_maxrss``) is shown before and
+after the run: what the run itself adds is the difference.
 
 Run: ``python -m benchmarks.nightly_overhead [--cases 200] [--workers CPUs]
 [--probe-pairs 20] [--keep DIR]``. Last line: the overhead.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -52,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ids, _ = build_corpus(folder / "corpus", args.cases)
         build_s = time.perf_counter() - start
         warm_s = warm_up()
+        rss_before = _peak_rss_mb()
         ledger = folder / "ledger.duckdb"
         start = time.perf_counter()
         result = nightly_flow(
@@ -65,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
         )
         total = time.perf_counter() - start
+        rss_after = _peak_rss_mb()
         fig = run_figures(ledger, result.run_id)
     finally:
         if args.keep is None:
@@ -93,7 +98,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"  sandbox beyond the executions: {fig.stages.get('sandbox', 0.0) - sandbox_floor:.1f} s"
     )
+    print(
+        f"peak memory:   {rss_after:.0f} MB (flow process; {rss_before:.0f} MB before the run, "
+        f"+{rss_after - rss_before:.0f} MB for {len(ids)} cases)"
+    )
     print(f"overhead total/unavoidable − 1: {total / unavoidable - 1:.2f}")
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 if __name__ == "__main__":
