@@ -114,7 +114,9 @@ def test_execution_container_is_hardened(
     """Every container is hardened, and it shows inside."""
     with Executor(run_id=run_id, client=docker_client) as executor:
         probe = executor.run(["python3", "-c", NETWORK_PROBE])
-        caps = executor.run(["sh", "-c", "id -u; grep CapEff /proc/self/status; touch /etc/x"])
+        caps = executor.run(  # all on stdout: the engine may forward stderr frames first
+            ["sh", "-c", "id -u; grep CapEff /proc/self/status; touch /etc/x 2>&1"]
+        )
         running = threading.Thread(target=executor.run, args=(["sleep", "4"],))
         running.start()
         try:
