@@ -435,8 +435,8 @@ def render_report(report: BugReport) -> str:
     Who wrote it (agent version, family) is left out on purpose. Every call of a
     pair renders both reports again (two orders under ``swap``, once more for the
     cache key, once more per judge of a panel), so the result is kept, keyed on the
-    very fields it is made of and bounded in characters, not in entries: a report
-    may be a megabyte.
+    very fields it is made of and bounded in characters, not in entries: one report
+    may hold some 300,000 characters (``BugReport``'s field limits).
     """
     return _render(
         (
