@@ -25,10 +25,14 @@ install: $(STAMP) ## Create .venv and install the locked dependencies
 
 # System packages from Debian: debootstrap builds the sandbox image's base (no
 # registry is reachable), chromium renders the HTML report in its test.
+# The seccomp profile of sandbox cells is the containers allowlist Debian ships.
 SYSTEM_TOOLS := debootstrap:debootstrap chromium:chromium git:git
-deps: ## Install the Debian packages bughunt needs (debootstrap, chromium), if missing
+SYSTEM_FILES := /usr/share/containers/seccomp.json:golang-github-containers-common
+deps: ## Install the Debian packages bughunt needs (debootstrap, chromium, the cells' seccomp profile), if missing
 	@missing=""; for pair in $(SYSTEM_TOOLS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	for pair in $(SYSTEM_FILES); do path=$${pair%%:*}; pkg=$${pair##*:}; \
+	  [ -e $$path ] || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -5,11 +5,10 @@ corpus's replay agents, its reproduction test on the buggy and the clean
 tree ``repeats`` times each and once on each of the run's rewritten trees —
 with the same hardening (no network, read-only root, tmpfs for every
 writable place, no capabilities, no-new-privileges, uid 10001, memory / CPU
-/ pids limits, init, a deadline) and the same number of workers. Both give
-every execution a container of its own: the stage starts each through the
-engine's API and removes it off the critical path; the baseline runs
-``docker run --rm`` per execution through the docker CLI, as a hand-written
-script would.
+/ pids limits, init, a deadline) and the same number of workers. The stage
+runs every execution in fresh namespaces inside a reused hardened cell
+(``tasks/sandbox/_cell.py``); the baseline runs ``docker run --rm`` per
+execution through the docker CLI, as a hand-written script would.
 
 A pair whose test hangs is left out of both sides: its deadline waits
 (3 × 10 s) are the same in both and only dilute the ratio (``benchmarks/_executions.py``).

@@ -6,7 +6,7 @@ ever runs on the host), its reproduction test on the buggy and the clean
 tree ``repeats`` times each and on each of the run's rewritten trees — with
 the same per-test deadline (pytest-timeout, and an outer deadline past it),
 the same command and the same number of workers. The stage gives each
-execution a fresh hardened container (every isolation property of
+execution fresh namespaces in a hardened cell (every isolation property of
 docs/sandbox.md); the host side writes the workspace to a fresh temporary
 folder and runs the same pytest command there with this interpreter, which
 has the demo targets' dependencies, as a plain pytest (no plugin but
@@ -36,6 +36,7 @@ from pathlib import Path
 from benchmarks._executions import Execution, demo_executions
 from bughunt.models import Status
 from tasks.sandbox import (
+    CellExecutor,
     ExecResult,
     Executor,
     ensure_image,
@@ -97,11 +98,13 @@ def time_host(
     return time.perf_counter() - start, statuses
 
 
-def container_floor(image: str, n: int = 10) -> float:
-    """Seconds of one empty execution (``true``) in a fresh container, serially, mean of ``n``:
-    what every execution pays before its test starts (create, start, exec, kill)."""
-    with Executor(run_id="bench-vs-host-floor", image=image) as runner:
-        runner.run(["true"], timeout_s=30)  # the engine's first container is slower
+def empty_execution(image: str, cells: bool, n: int = 10) -> float:
+    """Seconds of one empty execution (``true``), serially, mean of ``n``: what every execution
+    pays before its test starts. ``cells``: in a reused cell's fresh namespaces (the stage's
+    way); else in a fresh container each (create, start, exec, kill)."""
+    kind = CellExecutor if cells else Executor
+    with kind(run_id="bench-vs-host-floor", image=image) as runner:
+        runner.run(["true"], timeout_s=30)  # the first container (or cell) is slower
         start = time.perf_counter()
         for _ in range(n):
             runner.run(["true"], timeout_s=30)
@@ -125,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         seconds, statuses = time_host(ex.runs, args.workers, timeout_s)
         host_s.append(seconds)
         stage_s.append(ex.time_stage(f"bench-vs-host-{i}"))
-    floor = container_floor(image.tag)
+    in_cell = empty_execution(image.tag, cells=True)
+    in_container = empty_execution(image.tag, cells=False)
     n = len(ex.runs)
     agree = sum(s is e.status for s, e in zip(statuses, ex.runs, strict=True))
     host, stage = min(host_s), min(stage_s)
@@ -140,7 +144,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"per execution:       host {host * args.workers / n * 1000:.0f} ms, "
         f"sandbox {stage * args.workers / n * 1000:.0f} ms (wall × workers ÷ executions)"
     )
-    print(f"empty container:     {floor * 1000:.0f} ms per execution of `true`, serially")
+    print(
+        f"empty execution:     {in_cell * 1000:.0f} ms in a cell, "
+        f"{in_container * 1000:.0f} ms in a fresh container (`true`, serially)"
+    )
     print(f"ratio sandbox/host: {stage / host:.2f}")
 
 

@@ -43,7 +43,7 @@ from tasks.make_corpus._write import (
     write_corpus_toml,
 )
 from tasks.sandbox import (
-    Executor,
+    CellExecutor,
     Files,
     apply_patch,
     connect,
@@ -175,7 +175,7 @@ def mutate_target(
     image = ensure_image(client).tag
     workers = settings.workers or 2
     command = list(test_command)
-    with Executor(run_id=run_id, image=image, client=client) as executor:
+    with CellExecutor(run_id=run_id, image=image, client=client) as executor:
 
         def suite(tree: Files) -> tuple[tuple[str, frozenset[str]], float]:
             result = executor.run(command, workspace=tree, timeout_s=settings.suite_timeout_s)

@@ -3,7 +3,8 @@
 ``ensure_image`` builds the image (from a debootstrapped Debian root when no
 registry is reachable), ``ensure_environment`` an agent's environment image
 FROM it; an ``Executor`` runs each command in a container of
-its own that nothing ran in before (``run_once`` for a single command);
+its own that nothing ran in before (``run_once`` for a single command), a
+``CellExecutor`` each in namespaces of its own inside a reused container;
 ``run_sandbox`` is the stage: every planned case × agent, its report, and its
 reproduction test on both trees and their rewrites, in a seeded shuffled
 order; ``sweep`` removes what crashed runs left behind, and ``claim_and_sweep``
@@ -11,6 +12,7 @@ order; ``sweep`` removes what crashed runs left behind, and ``claim_and_sweep``
 """
 
 from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
+from tasks.sandbox._cell import CellExecutor
 from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
 from tasks.sandbox._contract import check_contract, judge_buggy, known_checks
 from tasks.sandbox._engine import connect
@@ -71,6 +73,7 @@ __all__ = [
     "TEST_FILE",
     "TREE_PATH",
     "CaseTrees",
+    "CellExecutor",
     "CorpusMismatch",
     "EnvironmentBuild",
     "ExecResult",

@@ -26,6 +26,7 @@ from typing import Any
 
 import requests
 from docker.errors import APIError, ImageNotFound, NotFound
+from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
 from bughunt.errors import InputError
@@ -212,13 +213,27 @@ def engine_error(exc: Exception, doing: str) -> SandboxEngineError | SandboxRequ
     return SandboxEngineError(f"the engine could not {doing}: {exc}")
 
 
+HOST_EXTRA = "bughunt_host_config"
+"""Key of a config's raw ``HostConfig`` fields that the SDK's keywords cannot express
+(``MaskedPaths``, ``ReadonlyPaths``: a cell's, ``_cell``)."""
+
+
 def create_container(client: Any, config: dict[str, Any]) -> Any:
     """Create (not start) a container; a missing image raises SandboxImageError naming the fix.
 
     Any other failure is :func:`engine_error`'s (transient or refused).
     """
     try:
-        return client.containers.create(**config)
+        extra = config.get(HOST_EXTRA)
+        if not extra:
+            return client.containers.create(**config)
+        # The SDK's create() has no keyword for these HostConfig fields: build its
+        # arguments as create() does, add them, and call the low-level API.
+        kwargs = {k: v for k, v in config.items() if k != HOST_EXTRA}
+        kwargs["version"] = client.api._version
+        args = _create_container_args(kwargs)
+        args["host_config"].update(extra)
+        return client.containers.get(client.api.create_container(**args)["Id"])
     except ImageNotFound as exc:
         raise SandboxImageError(
             f"sandbox image {config['image']} is not in the engine; run `bughunt sandbox build`"

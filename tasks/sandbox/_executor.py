@@ -1,5 +1,10 @@
 """Every execution in a container of its own, never used before, started when it is needed.
 
+This is how agents run (each needs its own network, gateway and files to
+collect). Reproduction tests, contract checks and mutant suites run in cells
+(``_cell``): one such container reused, with fresh namespaces per execution,
+which keeps everything below at a fraction of the cost.
+
 Why not one long-lived container per (case, agent) with a clean-up between
 executions: whatever a container has run leaves traces the next execution
 can read and that no clean-up removes — process ids climb, the memory and
@@ -39,7 +44,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -180,7 +185,7 @@ class Executor:
         )
         self._entry = _ENTRY.replace("{prelude}", prelude)
         self.containers_started = 0
-        """Containers started so far (one per execution)."""
+        """Containers whose first execution started (one per execution here; a cell's, per cell)."""
         self._count_lock = threading.Lock()
         self._remover = _Remover()
 
@@ -200,7 +205,10 @@ class Executor:
         self._remover.close()
 
     def _launch(self, entry: list[str]) -> tuple[Any, str, Any]:
-        """A fresh container with ``entry`` started as its first exec: container, exec id, socket.
+        """A container with ``entry`` started as its exec: container, exec id, socket.
+
+        Here a fresh container, ``entry`` its first exec (:meth:`_launch_once`;
+        a cell executor overrides that to reuse an idle cell).
 
         Creating the container, starting it and starting the exec are retried
         on a fresh container when the engine fails transiently
@@ -213,6 +221,10 @@ class Executor:
         how many and keeping the engine's last message; a refused request or a
         missing image is raised at once.
         """
+        return self._launch_with(lambda: self._launch_once(entry))
+
+    def _launch_with(self, once: Callable[[], tuple[Any, str, Any]]) -> tuple[Any, str, Any]:
+        """``once()`` retried as :meth:`_launch` says, until it returns or the tries run out."""
         retrying = Retrying(
             stop=stop_after_attempt(START_ATTEMPTS),
             wait=_START_WAIT,
@@ -222,7 +234,7 @@ class Executor:
         try:
             for attempt in retrying:
                 with attempt:
-                    return self._launch_once(entry)
+                    return once()
         except RetryError as exc:
             last = exc.last_attempt.exception()
             said = last.message if isinstance(last, SandboxEngineError) else str(last)
@@ -232,23 +244,33 @@ class Executor:
         raise AssertionError("unreachable: tenacity returns or raises")  # pragma: no cover
 
     def _launch_once(self, entry: list[str]) -> tuple[Any, str, Any]:
-        container = create_container(self._client, self._config)
-        doing = "start a container"
+        container = self._start_container()
         try:
-            container.start()
-            doing = "start the execution in a started container"
             api = self._client.api
             exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
             sock = api.exec_start(exec_id, socket=True)
         except (APIError, requests.RequestException) as exc:
             remove_quietly(container)
-            raise engine_error(exc, doing) from exc
+            raise engine_error(exc, "start the execution in a started container") from exc
         except BaseException:
             remove_quietly(container)
             raise
         with self._count_lock:
             self.containers_started += 1
         return container, exec_id, sock
+
+    def _start_container(self) -> Any:
+        """A new container of this executor's configuration, started (removed again if it fails)."""
+        container = create_container(self._client, self._config)
+        try:
+            container.start()
+        except (APIError, requests.RequestException) as exc:
+            remove_quietly(container)
+            raise engine_error(exc, "start a container") from exc
+        except BaseException:
+            remove_quietly(container)
+            raise
+        return container
 
     def run(
         self,
@@ -275,22 +297,29 @@ class Executor:
         entry = ["sh", "-c", self._entry, "sh", f"{deadline_s:g}", *argv]
         container, exec_id, sock = self._launch(entry)
         try:
-            return self._exec(container, exec_id, sock, payload, deadline_s, collect)
+            finished, capture, duration = self._pump(exec_id, sock, payload, deadline_s)
+            if not finished:  # even the in-container deadline did not end it
+                return _result(None, True, False, duration, capture, deadline_s, self.limits)
+            exit_code = _exit_of(self._client.api, exec_id)
+            timed_out = exit_code in (124, 137) and duration >= deadline_s
+            oom = exit_code == 137 and not timed_out and self._oom_killed(container)
+            collected = self._read(container, collect) if collect else None
+            result = _result(exit_code, timed_out, oom, duration, capture, deadline_s, self.limits)
+            return result if collected is None else _with_collected(result, collected)
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:
             kill_quietly(container)  # nothing of this execution runs on into the next one
             self._remover.put(container)
 
-    def _exec(
-        self,
-        container: Any,
-        exec_id: str,
-        sock: Any,
-        payload: bytes,
-        timeout_s: float,
-        collect: str | None,
-    ) -> ExecResult:
+    def _pump(
+        self, exec_id: str, sock: Any, payload: bytes, timeout_s: float
+    ) -> tuple[bool, OutputCapture, float]:
+        """Send ``payload`` to a started exec and read its output: finished in time, output, seconds.
+
+        "Finished" is False when the exec still ran :data:`_HOST_GRACE_S` past
+        ``timeout_s`` (its own in-container deadline did not end it).
+        """
         api = self._client.api
         capture = OutputCapture(self.limits.output_cap_bytes)
         started = time.monotonic()
@@ -304,15 +333,7 @@ class Executor:
             )
         finally:
             close_quietly(sock)
-        duration = time.monotonic() - started
-        if not finished:  # even the in-container deadline did not end it
-            return _result(None, True, False, duration, capture, timeout_s, self.limits)
-        exit_code = _exit_of(api, exec_id)
-        timed_out = exit_code in (124, 137) and duration >= timeout_s
-        oom = exit_code == 137 and not timed_out and self._oom_killed(container)
-        collected = self._read(container, collect) if collect else None
-        result = _result(exit_code, timed_out, oom, duration, capture, timeout_s, self.limits)
-        return result if collected is None else _with_collected(result, collected)
+        return finished, capture, time.monotonic() - started
 
     def _control(self, container: Any, argv: list[str], cap: int) -> tuple[int | None, bytes]:
         """A short trusted exec (nothing untrusted is running it): exit code and stdout."""
@@ -374,8 +395,11 @@ def _result(
     capture: OutputCapture,
     timeout_s: float,
     limits: Limits,
+    *,
+    text: str | None = None,
 ) -> ExecResult:
-    text = capture.text()
+    """The execution's result; ``text`` replaces the capture's text (a cell's, its status cut)."""
+    text = capture.text() if text is None else text
     error: str | None = None
     if timed_out:
         error = f"timed out: killed after {timeout_s:g} s"

@@ -25,8 +25,14 @@ class ImageRecipe:
 
     suite: str = "bookworm"
     variant: str = "minbase"
-    # pytest-timeout: a per-test deadline inside the run (a hang is a symptom).
-    packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-pytest-timeout")
+    # pytest-timeout: a per-test deadline inside the run (a hang is a symptom);
+    # bubblewrap: a fresh set of namespaces per execution inside a reused cell (_cell).
+    packages: tuple[str, ...] = (
+        "python3",
+        "python3-pytest",
+        "python3-pytest-timeout",
+        "bubblewrap",
+    )
     user: str = "sandbox"
     uid: int = 10001
     gid: int = 10001

@@ -4,8 +4,9 @@ The test runs ``repeats`` times on the buggy and on the clean tree as the
 agent saw them, and ``rewrite_repeats`` times on behaviour-preserving
 rewrites of both (corpus/_rewrite.py), in one order shuffled from a seed
 that derives from the run's seed, the case and the agent (never from a
-worker or shard). Each execution gets a container of its own
-(``_executor``), so nothing but the tree's content tells them apart.
+worker or shard). Each execution gets namespaces and writable places of its
+own in a hardened cell (``_cell``), so nothing but the tree's content tells
+them apart.
 
 Pure parts (the schedule, a status from an execution, the verdict) are
 functions here; :func:`reproduce` is the thin shell over an executor.
@@ -222,7 +223,7 @@ def reproduce(
     timeout_s: float,
     seed: int,
 ) -> tuple[str, list[Observation]]:
-    """Run ``report``'s test on every planned tree, each execution in a fresh container.
+    """Run ``report``'s test on every planned tree, each execution isolated from every other.
 
     Returns the test's hash and one observation per execution, in the
     order they ran. Without rewritten trees, only the trees as shown run.

@@ -4,7 +4,8 @@ For each pair (case, agent version): obtain the report (run the agent in the
 sandbox, or take the recorded one), validate it, then run its reproduction
 test against the buggy tree and the clean tree ``repeats`` times each and
 against this run's behaviour-preserving rewrites of both, every execution in
-a never-used container, in a seeded shuffled order (``_reproduce``). Every
+fresh namespaces of a hardened cell (``_cell``), in a seeded shuffled order
+(``_reproduce``); agents run in fresh containers (``_agents``). Every
 execution is an :class:`~bughunt.models.Observation`; the pair gets a
 :class:`~bughunt.models.ReproOutcome` with its reason.
 
@@ -37,6 +38,7 @@ from bughunt.models import (
 from bughunt.secrets import Scrubber
 from corpus import Corpus, LoadedCase, agent_secrets, agent_view, model_key
 from tasks.sandbox._agents import AgentExecution, parse_report, recorded_report, run_agent
+from tasks.sandbox._cell import CellExecutor
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
 from tasks.sandbox._engine import connect
@@ -626,7 +628,7 @@ def _executors(
         built = images.target(target.name)
         tag, ident = (built.tag, built.image_id) if built is not None else (image, image_id)
         if tag not in by_image:
-            runner = Executor(run_id=run_id, image=tag, limits=limits, client=client)
+            runner = CellExecutor(run_id=run_id, image=tag, limits=limits, client=client)
             by_image[tag] = (stack.enter_context(runner), ident)
         out[target.name] = by_image[tag]
     return out

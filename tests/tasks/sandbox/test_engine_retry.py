@@ -75,7 +75,7 @@ def dropped() -> requests.ConnectionError:
 class FlakyEngine:
     """The real engine's client whose first calls of some steps fail; every call is counted.
 
-    Steps: ``create``, ``start`` (an exception, or :data:`EXITS`),
+    Steps: ``create`` (either API), ``start`` (an exception, or :data:`EXITS`),
     ``exec_create``, ``exec_start``. Everything else goes to the real client.
     """
 
@@ -107,6 +107,9 @@ class _Containers:
         self._engine.step("create")
         return _Container(self._engine, self._engine.real.containers.create(**config))
 
+    def get(self, container_id: str) -> _Container:
+        return _Container(self._engine, self._engine.real.containers.get(container_id))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine.real.containers, name)
 
@@ -130,6 +133,11 @@ class _Container:
 class _Api:
     def __init__(self, engine: FlakyEngine) -> None:
         self._engine = engine
+
+    def create_container(self, *args: Any, **kwargs: Any) -> Any:
+        """A cell's create (its HostConfig needs the low-level call) meets the same faults."""
+        self._engine.step("create")
+        return self._engine.real.api.create_container(*args, **kwargs)
 
     def exec_create(self, *args: Any, **kwargs: Any) -> Any:
         self._engine.step("exec_create")
