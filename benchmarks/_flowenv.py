@@ -59,6 +59,10 @@ class RunFigures:
     """Case × agent pairs whose test reproduced the bug."""
     pairs: int
     """Case × agent pairs."""
+    contract_checks: int = 0
+    """Cases whose corpus contract this run checked (not found checked before)."""
+    contract_s: float = 0.0
+    """Seconds of those checks' suite executions (``contract_checks.duration_s``)."""
 
 
 def run_figures(ledger: Path, run_id: str) -> RunFigures:
@@ -86,7 +90,14 @@ def run_figures(ledger: Path, run_id: str) -> RunFigures:
         "FROM reproductions WHERE run_id = ?",
         [run_id],
     )[0]
+    contract = store.query(
+        "SELECT count(*) AS n, coalesce(sum(duration_s), 0) AS s FROM contract_checks "
+        "WHERE run_id = ?",
+        [run_id],
+    )[0]
     return RunFigures(
+        contract_checks=int(contract["n"]),
+        contract_s=float(contract["s"]),
         executions=int(obs["n"]),
         execution_s=float(obs["s"]),
         judge_calls_sent=int(calls["n"]),

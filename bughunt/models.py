@@ -738,6 +738,10 @@ class ContractCheck(_Row):
     """Run that checked it (None from ``bughunt corpus check`` without a ledger)."""
     checked_at: datetime = Field(default_factory=utcnow)
     """When it was checked."""
+    duration_s: float | None = None
+    """Seconds of the suite executions the check took: the case's own runs on its buggy tree
+    plus an equal share of its target's clean runs in the same check (None when it never ran:
+    a patch that does not apply, or a row from before this was recorded)."""
 
 
 class JudgeCalibration(_Row):

@@ -26,7 +26,7 @@ from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
 from corpus._mutate import Mutant, is_test_file, propose_mutants
 from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
-from corpus._rewrite import RewrittenTree, rewrite_source, rewrite_tree
+from corpus._rewrite import FileMemo, RewrittenTree, rewrite_source, rewrite_tree
 from corpus._secrets import RESERVED_PREFIX, agent_secrets, model_key
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "TREE_EXCLUDE",
     "Corpus",
     "CorpusConfig",
+    "FileMemo",
     "HashCache",
     "LoadedCase",
     "Mutant",

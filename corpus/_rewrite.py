@@ -93,8 +93,16 @@ class ModuleRewrite:
     failure: str | None = None
 
 
+FileMemo = dict[tuple[str, bytes, bool], tuple[bytes, str | None]]
+"""Rewritten files by (path, bytes, docstrings kept), for one seed: see :func:`rewrite_tree`."""
+
+
 def rewrite_tree(
-    files: Mapping[str, bytes], seed: int, *, exclude: Collection[str] = ()
+    files: Mapping[str, bytes],
+    seed: int,
+    *,
+    exclude: Collection[str] = (),
+    memo: FileMemo | None = None,
 ) -> RewrittenTree:
     """Rewrite every ``.py`` file of ``files`` not in ``exclude`` (exact paths), from ``seed``.
 
@@ -103,6 +111,11 @@ def rewrite_tree(
     returned unchanged and listed in ``kept`` with the reason, so every ``.py``
     path is in exactly one of ``rewritten`` and ``kept``. The result depends only
     on ``files`` and ``seed``: each file's RNG is seeded from ``"{seed}:{path}"``.
+
+    ``memo``, shared between calls with the same ``seed`` only (a case's buggy
+    and clean tree), rewrites a file the trees have in common once: each
+    file's rewrite is a function of its path, bytes, seed and whether
+    docstrings are kept.
     """
     keep_docs = any(_DOC_READERS.search(data) for data in files.values())
     skip = set(exclude)
@@ -114,8 +127,13 @@ def rewrite_tree(
             out[path] = data
         elif path in skip:
             out[path], reason = data, "excluded"
-        else:
+        elif memo is None:
             out[path], reason = _rewrite_file(data, seed, path, keep_docs)
+        else:
+            key = (path, data, keep_docs)
+            if key not in memo:
+                memo[key] = _rewrite_file(data, seed, path, keep_docs)
+            out[path], reason = memo[key]
         if reason is not None:
             kept.append((path, reason))
     return RewrittenTree(

@@ -126,9 +126,9 @@ def _check_target(
     command = list(target.test_command)
     clean = read_tree(target.path)
 
-    def suite(files: Files) -> Signature:
+    def suite(files: Files) -> tuple[Signature, float]:
         result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
-        return suite_signature(result)
+        return suite_signature(result), result.duration_s
 
     named = () if target.name == LEGACY_TARGET else (target.name,)
     rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name, *named)).files
@@ -146,7 +146,9 @@ def _check_target(
     order = sorted(buggy)
     for case_id in order:
         jobs += [buggy[case_id], buggy[case_id]]
-    sigs = map_bounded(suite, jobs, max_workers=workers)
+    ran = map_bounded(suite, jobs, max_workers=workers)
+    sigs = [sig for sig, _seconds in ran]
+    clean_share = sum(seconds for _sig, seconds in ran[:3]) / max(len(order), 1)
     verdict = judge_clean(sigs[0], sigs[1], sigs[2])
     for index, case_id in enumerate(order):
         first, second = sigs[3 + 2 * index], sigs[4 + 2 * index]
@@ -157,9 +159,11 @@ def _check_target(
             status, reason, symptom = judge_buggy(
                 first, second, visible=target.visible_tests, oracle=target.oracle
             )
-        checks.append(
-            _check(corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id)
+        own = ran[3 + 2 * index][1] + ran[4 + 2 * index][1]
+        check = _check(
+            corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id
         )
+        checks.append(check.model_copy(update={"duration_s": round(own + clean_share, 3)}))
     return checks
 
 

@@ -14,7 +14,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from corpus import rewrite_tree
+from corpus import FileMemo, rewrite_tree
 from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._reproduce import CaseTrees, derive_seed
@@ -28,8 +28,9 @@ def case_trees(buggy: Files, clean: Files, *, seed: int, case_id: str, enabled: 
     if not enabled:
         return CaseTrees(buggy=buggy, clean=clean)
     rewrite_seed = derive_seed(seed, "rewrite", case_id)
-    rw_buggy = rewrite_tree(buggy, rewrite_seed)
-    rw_clean = rewrite_tree(clean, rewrite_seed)
+    memo: FileMemo = {}  # the files both trees share are rewritten once
+    rw_buggy = rewrite_tree(buggy, rewrite_seed, memo=memo)
+    rw_clean = rewrite_tree(clean, rewrite_seed, memo=memo)
     if not rw_buggy.rewritten and not rw_clean.rewritten:
         return CaseTrees(buggy=buggy, clean=clean)
     return CaseTrees(

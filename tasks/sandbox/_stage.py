@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import functools
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -36,7 +38,7 @@ from bughunt.models import (
     Symptom,
 )
 from bughunt.secrets import Scrubber
-from corpus import Corpus, LoadedCase, agent_secrets, agent_view, model_key
+from corpus import Corpus, LoadedCase, TargetConfig, agent_secrets, agent_view, model_key
 from tasks.sandbox._agents import AgentExecution, parse_report, recorded_report, run_agent
 from tasks.sandbox._cell import CellExecutor
 from tasks.sandbox._container import Limits
@@ -275,19 +277,46 @@ def agent_trace(
     return {"agent_run": row, "transcript": execution.transcript, "calls": calls}
 
 
+class _CaseWork:
+    """A case's trees (with this run's rewrites) and their rewrite check, made once, when first
+    asked for: in a worker, so rewriting one case overlaps other cases' executions instead of
+    holding every execution back until all cases are rewritten."""
+
+    def __init__(self, make: Callable[[], tuple[CaseTrees, RewriteCheck | None]]) -> None:
+        self._make: Callable[[], tuple[CaseTrees, RewriteCheck | None]] | None = make
+        self._made: tuple[CaseTrees, RewriteCheck | None] | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> tuple[CaseTrees, RewriteCheck | None]:
+        with self._lock:
+            if self._made is None:
+                assert self._make is not None  # set until made
+                self._made, self._make = self._make(), None
+            return self._made
+
+
 @dataclass(frozen=True, slots=True)
 class _Job:
     case: LoadedCase
     case_hash: str | None
     agent: AgentVersion
-    trees: CaseTrees
-    check: RewriteCheck | None
+    work: _CaseWork
     view: Files
     """The buggy tree as the agent sees it: the oracle held out."""
     report: BugReport | str | None = None
     """A report given directly (``verify_report``), instead of the agent's."""
     sample: int = 0
     """Which of the agent's samples on the case (``agent_samples``)."""
+
+    @property
+    def trees(self) -> CaseTrees:
+        """The case's trees as shown and, when the run rewrites, rewritten."""
+        return self.work.get()[0]
+
+    @property
+    def check(self) -> RewriteCheck | None:
+        """Whether the case's rewrite keeps its suite's outcomes (asked only when needed)."""
+        return self.work.get()[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,25 +480,52 @@ def _jobs(
                 for sample in range(settings.samples_of(agent))
             )
             continue
-        trees = case_trees(
-            buggy,
-            clean,
-            seed=settings.seed,
-            case_id=case.case_id,
-            enabled=settings.rewrites > 0,
-        )
-        check = (
-            RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
-            if trees.rewrite_seed is not None
-            else None
-        )
+        work = _CaseWork(functools.partial(_case_work, case, buggy, clean, target, settings))
         view = agent_view(buggy, target.oracle, target.visible_tests)
         jobs.extend(
-            _Job(case, case_hash, agent, trees, check, view, sample=sample)
+            _Job(case, case_hash, agent, work, view, sample=sample)
             for agent in agents
             for sample in range(settings.samples_of(agent))
         )
     return jobs, failed
+
+
+@contextlib.contextmanager
+def _rewriting_ahead(jobs: Sequence[_Job]) -> Iterator[None]:
+    """While the block runs, a thread makes each case's trees in job order, ahead of the workers.
+
+    Rewriting is Python work and executions mostly wait on containers, so the
+    two overlap; a worker that reaches a case first makes it itself (once, under
+    the case's lock). A case that fails to be made is left to its worker, whose
+    pair reports it. On exit the thread stops after its current case.
+    """
+    stop = threading.Event()
+
+    def ahead() -> None:
+        for work in {id(job.work): job.work for job in jobs}.values():
+            if stop.is_set():
+                return
+            with contextlib.suppress(Exception):  # the pair's worker meets it again and says so
+                work.get()
+
+    thread = threading.Thread(target=ahead, name="sandbox-rewrite", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _case_work(
+    case: LoadedCase, buggy: Files, clean: Files, target: TargetConfig, settings: SandboxSettings
+) -> tuple[CaseTrees, RewriteCheck | None]:
+    trees = case_trees(
+        buggy, clean, seed=settings.seed, case_id=case.case_id, enabled=settings.rewrites > 0
+    )
+    if trees.rewrite_seed is None:
+        return trees, None
+    return trees, RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
 
 
 def _contract(
@@ -690,44 +746,45 @@ def run_sandbox(
     # target's costs that target's cases.
     images = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
     unbuilt = _unbuilt_targets(corpus, case_ids, images)
-    checks, broken = _contract(
-        corpus,
-        [c for c in case_ids if c not in unbuilt],
-        case_hashes,
-        settings,
-        client,
-        image,
-        run_id,
-        known_checks or {},
-        images,
-    )
-    broken |= unbuilt
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
-    failed += [
-        PairResult.failed(
-            job.case.case_id,
-            job.case_hash,
-            job.agent,
-            broken[job.case.case_id],
-            sample=job.sample,
+    with _rewriting_ahead(jobs):  # cases are rewritten while the contract and the pairs run
+        checks, broken = _contract(
+            corpus,
+            [c for c in case_ids if c not in unbuilt],
+            case_hashes,
+            settings,
+            client,
+            image,
+            run_id,
+            known_checks or {},
+            images,
         )
-        for job in jobs
-        if job.case.case_id in broken
-    ]
-    jobs = [job for job in jobs if job.case.case_id not in broken]
-    results = _run_jobs(
-        jobs,
-        run_id=run_id,
-        settings=settings,
-        client=client,
-        image=image,
-        image_id=image_id,
-        progress=progress,
-        secrets=secrets,
-        images=images,
-        model_keys=model_keys,
-        corpus=corpus,
-    )
+        broken |= unbuilt
+        failed += [
+            PairResult.failed(
+                job.case.case_id,
+                job.case_hash,
+                job.agent,
+                broken[job.case.case_id],
+                sample=job.sample,
+            )
+            for job in jobs
+            if job.case.case_id in broken
+        ]
+        jobs = [job for job in jobs if job.case.case_id not in broken]
+        results = _run_jobs(
+            jobs,
+            run_id=run_id,
+            settings=settings,
+            client=client,
+            image=image,
+            image_id=image_id,
+            progress=progress,
+            secrets=secrets,
+            images=images,
+            model_keys=model_keys,
+            corpus=corpus,
+        )
     pairs = sorted([*results, *failed], key=pair_order)
     return SandboxResult(
         image=image, image_id=image_id, seed=settings.seed, swept=swept, pairs=pairs, checks=checks

@@ -21,7 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus import _rewrite
-from corpus._rewrite import RewrittenTree, rewrite_module, rewrite_source, rewrite_tree
+from corpus._rewrite import (
+    FileMemo,
+    RewrittenTree,
+    rewrite_module,
+    rewrite_source,
+    rewrite_tree,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "corpus" / "demo"
@@ -521,6 +527,18 @@ def demo_files() -> dict[str, bytes]:
 def test_same_seed_gives_same_tree(demo_files: dict[str, bytes]) -> None:
     """Rewriting the same files with the same seed twice gives identical bytes and digest."""
     assert rewrite_tree(demo_files, 7) == rewrite_tree(dict(demo_files), 7)
+
+
+def test_a_shared_memo_rewrites_common_files_once_and_changes_no_byte(
+    demo_files: dict[str, bytes],
+) -> None:
+    """Two trees that differ in one file, through one memo: each tree as alone; one entry a file."""
+    py = sorted(p for p in demo_files if p.endswith(".py"))
+    changed = {**demo_files, py[0]: demo_files[py[0]] + b"\nX = 1\n"}
+    memo: FileMemo = {}
+    together = (rewrite_tree(demo_files, 7, memo=memo), rewrite_tree(changed, 7, memo=memo))
+    assert together == (rewrite_tree(demo_files, 7), rewrite_tree(changed, 7))
+    assert len(memo) == len(py) + 1
 
 
 def test_rewrite_does_not_depend_on_hash_seed(demo_files: dict[str, bytes]) -> None:

@@ -174,3 +174,20 @@ def test_an_unchanged_case_is_not_checked_again(
     store.write(first)
     assert set(known_checks(store, corpus.name)) == {"h-real", "h-equiv"}
     assert run(known_checks(store, corpus.name)) == []
+
+
+@pytest.mark.docker
+def test_a_check_keeps_its_suite_seconds_through_the_ledger(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """Each check's seconds are its own buggy runs plus a share of the clean ones; kept in the ledger."""
+    cases = {"real-bug": _patch("n * 2", "n * 3"), "off": _patch("n * 2", "n * 4")}
+    corpus = load_corpus(_corpus(tmp_path / "d", cases))
+    hashes = {"real-bug": "h1", "off": "h2"}
+    checks = check_corpus(corpus, hashes, run_id=run_id, settings=SandboxSettings())
+    # Five suite runs in all (three clean, two per case), each a real pytest: > 0.1 s apiece.
+    assert all(c.duration_s is not None and c.duration_s > 2 * 0.1 for c in checks), checks
+    store = Ledger(tmp_path / "ledger.duckdb")
+    store.write(checks)
+    kept = store.query("SELECT sum(duration_s) AS s FROM contract_checks")
+    assert kept[0]["s"] == pytest.approx(sum(c.duration_s or 0.0 for c in checks))

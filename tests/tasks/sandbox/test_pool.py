@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,19 @@ def test_a_dask_worker_s_slots_bound_the_pool(monkeypatch: pytest.MonkeyPatch) -
         monkeypatch.setenv("BUGHUNT_SLOTS", "many")
         with pytest.raises(InputError, match="BUGHUNT_SLOTS must be a positive integer"):
             client.submit(pool_size, None, pure=False).result()
+
+
+def test_a_cases_trees_are_made_once_whoever_asks_first() -> None:
+    """Eight threads asking for a case's trees at once get the one result, made once."""
+    from tasks.sandbox._stage import _CaseWork
+
+    made: list[int] = []
+
+    def make() -> tuple[Any, None]:
+        made.append(1)
+        time.sleep(0.05)
+        return object(), None
+
+    work = _CaseWork(make)
+    got = map_bounded(lambda _i: work.get()[0], list(range(8)), max_workers=8)
+    assert len(made) == 1 and all(g is got[0] for g in got)
