@@ -104,7 +104,9 @@ _STATE = "/scratch/.cell-status"
 """bwrap's JSON status, in the cell's own scratch space (never inside an execution)."""
 
 # The trusted wrapper: counts OOM kills around bwrap, feeds it the fixed /etc files,
-# and prints the status line carrying the nonce ($1) once bwrap has ended.
+# and prints the status line carrying the nonce ($1) once bwrap has ended. The
+# execution's stderr joins its stdout, so its output keeps its order and nothing the
+# engine forwards on another stream can come after the status line.
 _WRAPPER = rf"""
 oom() {{
   for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
@@ -115,7 +117,7 @@ oom() {{
 }}
 nonce=$1; shift
 before=$(oom)
-"$@" 3<<'HOSTNAME' 4<<'HOSTS' 5<<'RESOLV' 6>{_STATE}
+"$@" 3<<'HOSTNAME' 4<<'HOSTS' 5<<'RESOLV' 6>{_STATE} 2>&1
 sandbox
 HOSTNAME
 127.0.0.1	localhost
@@ -222,6 +224,9 @@ def _fixed_etc() -> list[str]:
     return argv
 
 
+STATUS_ROOM = 256
+"""Least output a cell keeps at each end: room for its status line, which comes last."""
+
 _STATUS = re.compile(r"\nbughunt-cell ([0-9a-f]+) rc=(\d+) oom=(-?\d+) started=([01])\n")
 
 
@@ -247,7 +252,8 @@ class CellExecutor(Executor):
     A cell whose execution outlived the runner's deadline, or whose status
     line is missing, is killed and never used again. Same errors as
     :class:`Executor`; ``collect`` is not offered (an execution's files are
-    gone with its namespaces): passing it raises :class:`InputError`.
+    gone with its namespaces): passing it raises :class:`InputError`, and so
+    does an output cap under :data:`STATUS_ROOM`.
     """
 
     def __init__(
@@ -259,6 +265,12 @@ class CellExecutor(Executor):
         env: dict[str, str] | None = None,
         client: Any | None = None,
     ) -> None:
+        if (limits or Limits()).output_cap_bytes < STATUS_ROOM:
+            raise InputError(
+                f"a cell keeps at least {STATUS_ROOM} bytes of output at each end (its status "
+                "line comes last)",
+                field="output_cap_bytes",
+            )
         super().__init__(run_id=run_id, image=image, limits=limits, env=env, client=client)
         small = f"rw,nosuid,nodev,noexec,uid={RECIPE.uid},gid={RECIPE.gid},mode=0755,size=65536"
         self._config["tmpfs"] = {TREE_PATH: small, "/scratch": small}

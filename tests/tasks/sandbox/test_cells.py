@@ -277,3 +277,11 @@ def test_a_cell_collects_no_file(docker_client: Any, run_id: str) -> None:
         pytest.raises(InputError, match="collect"),
     ):
         executor.run(["true"], collect="/scratch/x")
+
+
+def test_a_cell_refuses_an_output_cap_too_small_for_its_status_line(
+    docker_client: Any, run_id: str
+) -> None:
+    """The status line comes last: a tail shorter than it could lose it, so such a cap is refused."""
+    with pytest.raises(InputError, match="output_cap_bytes"):
+        CellExecutor(run_id=run_id, client=docker_client, limits=Limits(output_cap_bytes=100))
