@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugCategory
 from corpus._oracle import DEFAULT_ORACLE, matches
+from corpus._pyast import parse as parse_ast
 
 C = BugCategory
 
@@ -262,7 +263,7 @@ def _parse(data: bytes) -> ast.Module | None:
         return None  # a BOM or a lone CR would shift the positions the edits use
     try:
         data.decode("utf-8")
-        return ast.parse(data)
+        return parse_ast(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -57,8 +57,6 @@ from tasks.sandbox._container import (
     TREE_PATH,
     ExecResult,
     Limits,
-    check_command,
-    check_timeout,
     engine_error,
     kill_quietly,
 )
@@ -66,7 +64,7 @@ from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
 from tasks.sandbox._executor import Executor, _result
 from tasks.sandbox._recipe import RECIPE
 from tasks.sandbox._seccomp import cell_profile
-from tasks.sandbox._workspace import Workspace, pack_workspace
+from tasks.sandbox._workspace import Workspace
 
 # What Docker masks in /proc (hidden: /dev/null over a file, an empty tmpfs over
 # a folder) and keeps read-only; only those this kernel has are named.
@@ -304,13 +302,7 @@ class CellExecutor(Executor):
         """Run ``command`` in ``/work`` over a fresh copy of ``workspace``, killed at ``timeout_s``."""
         if collect is not None:
             raise InputError("an execution in a cell leaves no file to collect", field="collect")
-        argv = check_command(command)
-        deadline_s = check_timeout(timeout_s)
-        payload = (
-            workspace
-            if isinstance(workspace, bytes)
-            else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
-        )
+        argv, deadline_s, payload = self._checked(command, workspace, timeout_s)
         nonce = secrets.token_hex(16)
         cell, exec_id, sock = self._launch_with(
             lambda: self._start_in_cell(nonce, deadline_s, argv)

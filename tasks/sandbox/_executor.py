@@ -287,13 +287,7 @@ class Executor:
         to leave behind: it is read from the container after the command has
         ended (at most ``limits.output_cap_bytes``) into ``ExecResult.collected``.
         """
-        argv = check_command(command)
-        deadline_s = check_timeout(timeout_s)
-        payload = (
-            workspace
-            if isinstance(workspace, bytes)
-            else pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
-        )
+        argv, deadline_s, payload = self._checked(command, workspace, timeout_s)
         entry = ["sh", "-c", self._entry, "sh", f"{deadline_s:g}", *argv]
         container, exec_id, sock = self._launch(entry)
         try:
@@ -311,6 +305,16 @@ class Executor:
         finally:
             kill_quietly(container)  # nothing of this execution runs on into the next one
             self._remover.put(container)
+
+    def _checked(
+        self, command: Sequence[str], workspace: Workspace | bytes | None, timeout_s: float
+    ) -> tuple[list[str], float, bytes]:
+        """The command, its deadline and the packed workspace, or :class:`InputError`."""
+        argv = check_command(command)
+        deadline_s = check_timeout(timeout_s)
+        if isinstance(workspace, bytes):
+            return argv, deadline_s, workspace
+        return argv, deadline_s, pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
 
     def _pump(
         self, exec_id: str, sock: Any, payload: bytes, timeout_s: float

@@ -277,22 +277,63 @@ def agent_trace(
     return {"agent_run": row, "transcript": execution.transcript, "calls": calls}
 
 
-class _CaseWork:
-    """A case's trees (with this run's rewrites) and their rewrite check, made once, when first
-    asked for: in a worker, so rewriting one case overlaps other cases' executions instead of
-    holding every execution back until all cases are rewritten."""
+_Made = tuple[CaseTrees, RewriteCheck | None, Files]
 
-    def __init__(self, make: Callable[[], tuple[CaseTrees, RewriteCheck | None]]) -> None:
-        self._make: Callable[[], tuple[CaseTrees, RewriteCheck | None]] | None = make
-        self._made: tuple[CaseTrees, RewriteCheck | None] | None = None
+
+class _Window:
+    """How many cases' trees are held at once: what the thread that makes them ahead waits on."""
+
+    def __init__(self, ahead: int) -> None:
+        self.ahead = ahead
+        self.held = 0
+        self.cond = threading.Condition()
+
+    def change(self, by: int) -> None:
+        with self.cond:
+            self.held += by
+            self.cond.notify_all()
+
+    def wait_for_room(self, stop: threading.Event) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.held < self.ahead or stop.is_set())
+
+    def wake(self) -> None:
+        """Have a waiter look at its stop event again."""
+        self.change(0)
+
+
+class _CaseWork:
+    """A case's trees (with this run's rewrites), their rewrite check and the agent's view of
+    the buggy tree: made once, when first asked for, and let go when the case's last job is
+    done. So rewriting overlaps other cases' executions, and a stage holds the trees of the
+    cases in flight, not of every case."""
+
+    def __init__(self, make: Callable[[], _Made], jobs: int, window: _Window) -> None:
+        self._make: Callable[[], _Made] | None = make
+        self._made: _Made | None = None
+        self._jobs = jobs
+        self.window = window
         self._lock = threading.Lock()
 
-    def get(self) -> tuple[CaseTrees, RewriteCheck | None]:
+    def get(self) -> _Made:
+        """The case's trees, check and view; made now when nobody asked before."""
         with self._lock:
             if self._made is None:
-                assert self._make is not None  # set until made
-                self._made, self._make = self._make(), None
+                if self._make is None:
+                    raise RuntimeError("a case's trees were asked for after its last job")
+                self._made = self._make()
+                self.window.change(+1)
             return self._made
+
+    def done(self) -> None:
+        """One of the case's jobs is done; after the last, the trees are let go."""
+        with self._lock:
+            self._jobs -= 1
+            if self._jobs > 0:
+                return
+            if self._made is not None:
+                self.window.change(-1)
+            self._made = self._make = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,8 +342,6 @@ class _Job:
     case_hash: str | None
     agent: AgentVersion
     work: _CaseWork
-    view: Files
-    """The buggy tree as the agent sees it: the oracle held out."""
     report: BugReport | str | None = None
     """A report given directly (``verify_report``), instead of the agent's."""
     sample: int = 0
@@ -317,6 +356,11 @@ class _Job:
     def check(self) -> RewriteCheck | None:
         """Whether the case's rewrite keeps its suite's outcomes (asked only when needed)."""
         return self.work.get()[1]
+
+    @property
+    def view(self) -> Files:
+        """The buggy tree as the agent sees it: the oracle held out."""
+        return self.work.get()[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,6 +498,7 @@ def _jobs(
     alone."""
     cleans: dict[str, Files] = {}
     wanted = set(case_ids)
+    window = _Window(ahead=max(4, 2 * pool_size(settings.workers)))
     jobs: list[_Job] = []
     failed: list[PairResult] = []
     for case in sorted(corpus.cases, key=lambda c: c.case_id):
@@ -480,10 +525,11 @@ def _jobs(
                 for sample in range(settings.samples_of(agent))
             )
             continue
-        work = _CaseWork(functools.partial(_case_work, case, buggy, clean, target, settings))
-        view = agent_view(buggy, target.oracle, target.visible_tests)
+        make = functools.partial(_case_work, case, buggy, clean, target, settings)
+        users = sum(settings.samples_of(agent) for agent in agents)
+        work = _CaseWork(make, users, window)
         jobs.extend(
-            _Job(case, case_hash, agent, work, view, sample=sample)
+            _Job(case, case_hash, agent, work, sample=sample)
             for agent in agents
             for sample in range(settings.samples_of(agent))
         )
@@ -496,13 +542,16 @@ def _rewriting_ahead(jobs: Sequence[_Job]) -> Iterator[None]:
 
     Rewriting is Python work and executions mostly wait on containers, so the
     two overlap; a worker that reaches a case first makes it itself (once, under
-    the case's lock). A case that fails to be made is left to its worker, whose
-    pair reports it. On exit the thread stops after its current case.
+    the case's lock). The thread keeps at most the window's ``ahead`` cases made
+    and not yet done, so memory holds the cases in flight, not all of them. A
+    case that fails to be made is left to its worker, whose pair reports it. On
+    exit the thread stops after its current case.
     """
     stop = threading.Event()
 
     def ahead() -> None:
         for work in {id(job.work): job.work for job in jobs}.values():
+            work.window.wait_for_room(stop)
             if stop.is_set():
                 return
             with contextlib.suppress(Exception):  # the pair's worker meets it again and says so
@@ -514,18 +563,22 @@ def _rewriting_ahead(jobs: Sequence[_Job]) -> Iterator[None]:
         yield
     finally:
         stop.set()
+        for window in {id(job.work.window): job.work.window for job in jobs}.values():
+            window.wake()
         thread.join()
 
 
 def _case_work(
     case: LoadedCase, buggy: Files, clean: Files, target: TargetConfig, settings: SandboxSettings
-) -> tuple[CaseTrees, RewriteCheck | None]:
+) -> _Made:
     trees = case_trees(
         buggy, clean, seed=settings.seed, case_id=case.case_id, enabled=settings.rewrites > 0
     )
+    view = agent_view(buggy, target.oracle, target.visible_tests)
     if trees.rewrite_seed is None:
-        return trees, None
-    return trees, RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
+        return trees, None, view
+    check = RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
+    return trees, check, view
 
 
 def _contract(
@@ -657,7 +710,10 @@ def _run_jobs(
 
         def one(job: _Job) -> PairResult:
             nonlocal done
-            result = scrubber.scrub_model(_run_pair(job, env))
+            try:
+                result = scrubber.scrub_model(_run_pair(job, env))
+            finally:
+                job.work.done()
             done += 1
             if progress is not None:
                 progress(done, len(jobs))
@@ -771,6 +827,9 @@ def run_sandbox(
             for job in jobs
             if job.case.case_id in broken
         ]
+        for job in jobs:
+            if job.case.case_id in broken:
+                job.work.done()  # never runs: its trees need not be kept
         jobs = [job for job in jobs if job.case.case_id not in broken]
         results = _run_jobs(
             jobs,

@@ -541,6 +541,39 @@ def test_a_shared_memo_rewrites_common_files_once_and_changes_no_byte(
     assert len(memo) == len(py) + 1
 
 
+def test_threads_rewriting_at_once_get_what_one_thread_gets(
+    demo_files: dict[str, bytes],
+) -> None:
+    """Four threads, each from another stack depth, rewrite modules at once.
+
+    CPython 3.11 shares the AST converter's depth counter between threads and
+    seeds it from the caller's stack depth; a thread switch inside a parse (here
+    forced by a garbage collection that sleeps) fails the other parse with a
+    SystemError unless parses take turns.
+    """
+    import gc
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    sources = [v.decode() for p, v in sorted(demo_files.items()) if p.endswith(".py")]
+    source = max(sources, key=len)
+    alone = rewrite_source(source, 3)
+
+    def at_depth(n: int) -> str:
+        return at_depth(n - 1) if n else rewrite_source(source, 3)
+
+    def yield_gil(_phase: str, _info: dict[str, int]) -> None:
+        time.sleep(0)
+
+    gc.callbacks.append(yield_gil)
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            together = list(pool.map(lambda i: at_depth(i % 7 * 5), range(80)))
+    finally:
+        gc.callbacks.remove(yield_gil)
+    assert together == [alone] * 80
+
+
 def test_rewrite_does_not_depend_on_hash_seed(demo_files: dict[str, bytes]) -> None:
     """A process with another PYTHONHASHSEED produces the same digest."""
     script = (

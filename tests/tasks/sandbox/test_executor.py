@@ -39,6 +39,21 @@ print("host:", os.uname().nodename)
 """
 
 
+NOTHING_LEFT = [
+    "cwd: /work ['test_ok.py']",
+    "/tmp []",
+    "/var/tmp []",
+    "/home/sandbox []",
+    "/dev/shm []",
+    "/dev/mqueue []",
+    "/scratch []",
+    "sysv: 0",
+    "sleep 300 alive: 0",
+    f"host: {HOSTNAME}",
+]
+"""What LOOK_AROUND prints (after the test file) where no earlier execution left anything."""
+
+
 def _outcome(result: ExecResult) -> ExecResult:
     """The result without its wall-clock time (the one field that may differ between runs)."""
     return dataclasses.replace(result, duration_s=0.0)
@@ -82,18 +97,7 @@ def test_each_execution_starts_from_nothing_left_by_another(
     assert "shm -1" not in first.output, first.output  # the segment was made
     lines = second.output.splitlines()
     assert lines[:2] == PASSING_TEST["test_ok.py"].splitlines()
-    assert lines[2:] == [
-        "cwd: /work ['test_ok.py']",
-        "/tmp []",
-        "/var/tmp []",
-        "/home/sandbox []",
-        "/dev/shm []",
-        "/dev/mqueue []",
-        "/scratch []",
-        "sysv: 0",
-        "sleep 300 alive: 0",
-        f"host: {HOSTNAME}",
-    ], second.output
+    assert lines[2:] == NOTHING_LEFT, second.output
 
 
 def test_every_execution_gets_a_container_of_its_own_and_all_are_removed(

@@ -10,6 +10,7 @@ import pytest
 
 from bughunt.errors import InputError
 from tasks.sandbox import map_bounded
+from tasks.sandbox._stage import _CaseWork, _rewriting_ahead, _Window
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -90,15 +91,40 @@ def test_a_dask_worker_s_slots_bound_the_pool(monkeypatch: pytest.MonkeyPatch) -
 
 def test_a_cases_trees_are_made_once_whoever_asks_first() -> None:
     """Eight threads asking for a case's trees at once get the one result, made once."""
-    from tasks.sandbox._stage import _CaseWork
-
     made: list[int] = []
 
-    def make() -> tuple[Any, None]:
+    def make() -> Any:
         made.append(1)
         time.sleep(0.05)
-        return object(), None
+        return object(), None, {}
 
-    work = _CaseWork(make)
+    work = _CaseWork(make, 8, _Window(4))
     got = map_bounded(lambda _i: work.get()[0], list(range(8)), max_workers=8)
     assert len(made) == 1 and all(g is got[0] for g in got)
+
+
+class _FakeJob:
+    def __init__(self, work: _CaseWork) -> None:
+        self.work = work
+
+
+def test_trees_made_ahead_stay_within_the_window_and_go_with_the_last_job() -> None:
+    """The thread that rewrites ahead holds at most `ahead` cases; a done case is let go."""
+    window = _Window(ahead=3)
+    made: Any = lambda: (object(), None, {})  # noqa: E731 -- trees stand-in: only identity matters
+    works = [_CaseWork(made, 2, window) for _ in range(10)]
+    jobs: list[Any] = [_FakeJob(w) for w in works for _agent in range(2)]
+    with _rewriting_ahead(jobs):
+        deadline = time.monotonic() + 5
+        while window.held < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # were the window not a bound, more would be made by now
+        assert window.held == 3
+        for job in jobs[:2]:  # both jobs of the first case
+            job.work.done()
+        while window.held < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert window.held == 3  # one let go, the next made
+    assert [w._made is not None for w in works] == [False, True, True, True] + [False] * 6
+    with pytest.raises(RuntimeError, match="after its last job"):
+        works[0].get()
