@@ -11,19 +11,21 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import HOSTNAME, CellExecutor, ExecResult, Limits, map_bounded
+from tasks.sandbox import HOSTNAME, CellExecutor, Limits
 from tasks.sandbox._cell import MASKED, bwrap_argv, read_status
 from tasks.sandbox._errors import SandboxImageError
 from tasks.sandbox._seccomp import DENIED, NEEDED, cell_profile, tighten
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 from tests.tasks.sandbox.test_executor import (
     AGE,
+    FAILING,
     LEAVE_TRACES,
     LOOK_AROUND,
     NOTHING_LEFT,
     _containers,
     _host_config_of_running,
     _outcome,
+    serially_and_in_parallel,
 )
 from tests.tasks.sandbox.test_run_once import FORK_BOMB, MEMORY_HOG, NETWORK_PROBE
 
@@ -240,20 +242,14 @@ def test_results_are_identical_serially_and_in_parallel_cells(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """The same executions on one worker and on two give the same results; two cells at most."""
-    failing = {"test_bad.py": "def test_bad():\n    assert 1 == 2\n"}
     commands = [
         (("python3", "-c", "print(sum(range(4)))"), PASSING_TEST),
-        (("sh", "-c", "python3 -m pytest -q -p no:cacheprovider >/dev/null; echo rc=$?"), failing),
-        (("sh", "-c", "ls; exit 3"), failing),
+        (("sh", "-c", "python3 -m pytest -q -p no:cacheprovider >/dev/null; echo rc=$?"), FAILING),
+        (("sh", "-c", "ls; exit 3"), FAILING),
         (("sh", "-c", "echo $$"), PASSING_TEST),
     ]
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
-
-        def one(item: tuple[tuple[str, ...], dict[str, str]]) -> ExecResult:
-            return executor.run(item[0], workspace=item[1], timeout_s=30)
-
-        serial = map_bounded(one, commands, max_workers=1)
-        parallel = map_bounded(one, commands, max_workers=2)
+        serial, parallel = serially_and_in_parallel(executor, commands)
     assert [_outcome(r) for r in serial] == [_outcome(r) for r in parallel]
     assert [r.output for r in serial[:3]] == ["6\n", "rc=1\n", "test_bad.py\n"]
     assert int(serial[3].output) < 10  # the shell's pid in a PID namespace of its own

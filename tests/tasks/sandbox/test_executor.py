@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -255,27 +256,35 @@ def test_sweep_removes_containers_of_a_killed_process(
         docker_client.containers.get(container_id)
 
 
+FAILING = {"test_bad.py": "def test_bad():\n    assert 1 == 2\n"}
+
+
+def serially_and_in_parallel(
+    executor: Executor, commands: Sequence[tuple[tuple[str, ...], dict[str, str]]]
+) -> tuple[list[ExecResult], list[ExecResult]]:
+    """Each ``(command, workspace)`` run on one worker, then on two."""
+
+    def one(item: tuple[tuple[str, ...], dict[str, str]]) -> ExecResult:
+        return executor.run(item[0], workspace=item[1], timeout_s=30)
+
+    return map_bounded(one, commands, max_workers=1), map_bounded(one, commands, max_workers=2)
+
+
 def test_results_are_identical_serially_and_in_parallel(
     docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """The same executions on one worker and on two give the same results, in order."""
-    failing = {"test_bad.py": "def test_bad():\n    assert 1 == 2\n"}
     commands = [
         (("python3", "-c", "print(sum(range(4)))"), PASSING_TEST),
-        (("sh", "-c", "python3 -m pytest -q -p no:cacheprovider >/dev/null; echo rc=$?"), failing),
+        (("sh", "-c", "python3 -m pytest -q -p no:cacheprovider >/dev/null; echo rc=$?"), FAILING),
         (
             ("sh", "-c", "python3 -m pytest -q -p no:cacheprovider >/dev/null; echo rc=$?"),
             PASSING_TEST,
         ),
-        (("sh", "-c", "ls; exit 3"), failing),
+        (("sh", "-c", "ls; exit 3"), FAILING),
     ]
     with Executor(run_id=run_id, client=docker_client) as executor:
-
-        def one(item: tuple[tuple[str, ...], dict[str, str]]) -> ExecResult:
-            return executor.run(item[0], workspace=item[1], timeout_s=30)
-
-        serial = map_bounded(one, commands, max_workers=1)
-        parallel = map_bounded(one, commands, max_workers=2)
+        serial, parallel = serially_and_in_parallel(executor, commands)
     assert [_outcome(r) for r in serial] == [_outcome(r) for r in parallel]
     assert [r.output for r in serial] == ["6\n", "rc=1\n", "rc=0\n", "test_bad.py\n"]
 
