@@ -1,6 +1,10 @@
 """Run every benchmark and write benchmarks/results.md (``make bench``).
 
 Each benchmark is a module whose last printed line is its headline figure.
+The figures are kept in ``results.json`` beside the Markdown, which is
+rendered from it after each benchmark: ``--only`` runs some benchmarks and
+keeps the others' last figures, each section saying when and under what load
+it ran.
 ``--quick`` runs each at a tiny size (what ``tests/benchmarks`` checks), to
 see that they all still work; its figures mean nothing.
 """
@@ -8,14 +12,16 @@ see that they all still work; its figures mean nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 BENCHMARKS: list[tuple[str, str, str]] = [
     # (module, what it measures, target)
@@ -96,7 +102,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def machine() -> str:
-    """CPU model, cores, memory and the load when the run started (these machines are shared)."""
+    """CPU model, cores, memory and platform."""
     model = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -111,17 +117,60 @@ def machine() -> str:
         memory = f", {pages * size / 2**30:.0f} GiB RAM"
     except (ValueError, OSError, AttributeError):
         pass
-    load = ""
-    if hasattr(os, "getloadavg"):
-        load = ", load average {:.1f} / {:.1f} / {:.1f} at the start".format(*os.getloadavg())
-    return f"{model}, {os.cpu_count()} cores{memory}, {platform.platform()}{load}"
+    return f"{model}, {os.cpu_count()} cores{memory}, {platform.platform()}"
 
 
-def summary(rows: Sequence[tuple[str, str, str]]) -> str:
-    """A Markdown table of (module, headline line, target)."""
-    lines = ["| benchmark | headline (last line) | target |", "|---|---|---|"]
-    lines += [f"| `{m}` | `{h}` | {t} |" for m, h, t in rows]
+def load_average() -> str:
+    """The load averages now (1, 5, 15 minutes), or empty where the system has none."""
+    if not hasattr(os, "getloadavg"):
+        return ""
+    return "{:.1f} / {:.1f} / {:.1f}".format(*os.getloadavg())
+
+
+def summary(records: Mapping[str, Mapping[str, Any]]) -> str:
+    """A Markdown table of every benchmark: its headline, target and when it ran."""
+    lines = ["| benchmark | headline (last line) | target | ran |", "|---|---|---|---|"]
+    for module, _, target in BENCHMARKS:
+        record = records.get(module)
+        if record is None:
+            lines.append(f"| `{module}` | not measured in this file | {target} | — |")
+            continue
+        lines.append(f"| `{module}` | `{record['headline']}` | {target} | {record['date'][:10]} |")
     return "\n".join(lines) + "\n"
+
+
+def section(record: Mapping[str, Any]) -> str:
+    """One benchmark's section: what, target, when and where it ran, how to reproduce, output."""
+    status = "" if record["exit"] == 0 else f"\n**failed** (exit {record['exit']})\n"
+    quick = " **quick mode**: tiny sizes, figures meaningless." if record["quick"] else ""
+    shown = " ".join(["-m", record["module"], *record["args"]])
+    return (
+        f"## `{record['module']}`\n\n{record['what']}; target: {record['target']}.\n\n"
+        f"Ran {record['date']}, load average {record['load'] or 'unknown'} at its start.{quick}\n\n"
+        f"Reproduce: `.venv/bin/python {shown}` ({record['seconds']:.0f} s here)\n{status}\n"
+        f"```\n{record['output']}\n```\n"
+    )
+
+
+def render(records: Mapping[str, Mapping[str, Any]]) -> str:
+    """results.md from the records, in BENCHMARKS order."""
+    machines = sorted({r["machine"] for r in records.values()})
+    dates = sorted(r["date"] for r in records.values())
+    header = (
+        "# Benchmark results\n\n"
+        f"- written: {dates[-1] if dates else 'never'} (each benchmark says when it ran)\n"
+        + "".join(f"- machine: {m}\n" for m in machines)
+        + f"- python: {platform.python_version()}\n"
+        "- how: `make bench` (`.venv/bin/python -m benchmarks.run_all`) runs them all; "
+        "`--only MODULE ...` runs some and keeps the others' last figures (kept in "
+        "`results.json` beside this file). Each figure is a ratio measured inside one run, so "
+        "the machine's speed cancels out, but other work on a shared machine still moves it: "
+        "compare the load averages.\n"
+    )
+    if any(r["quick"] for r in records.values()):
+        header += "- **quick mode** in some sections: tiny sizes, figures meaningless\n"
+    body = [section(records[m]) for m, _, _ in BENCHMARKS if m in records]
+    return header + "\n## Summary\n\n" + summary(records) + "\n" + "\n".join(body)
 
 
 def run_one(module: str, args: Sequence[str]) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -137,46 +186,68 @@ def run_one(module: str, args: Sequence[str]) -> tuple[subprocess.CompletedProce
     return proc, time.perf_counter() - start
 
 
+def load_records(path: Path) -> dict[str, dict[str, Any]]:
+    """The records of an earlier run_all (``results.json``), those of benchmarks still listed."""
+    if not path.exists():
+        return {}
+    known = {m for m, _, _ in BENCHMARKS}
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    return {m: r for m, r in stored.items() if m in known}
+
+
+def write(out: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
+    """results.json and results.md, each replaced whole."""
+    for path, text in (
+        (out.with_suffix(".json"), json.dumps(records, indent=2, ensure_ascii=False) + "\n"),
+        (out, render(records)),
+    ):
+        part = path.with_name(path.name + ".part")
+        part.write_text(text, encoding="utf-8")
+        part.replace(path)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check they run")
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
-    parser.add_argument("--only", nargs="*", default=None, help="modules to run (default: all)")
-    args = parser.parse_args(argv)
-    chosen = [b for b in BENCHMARKS if args.only is None or b[0] in args.only]
-    header = (
-        "# Benchmark results\n\n"
-        f"- date: {datetime.now(UTC).isoformat(timespec='seconds')}\n"
-        f"- machine: {machine()}\n"
-        f"- python: {platform.python_version()}\n"
-        "- how: `make bench` (`.venv/bin/python -m benchmarks.run_all`); each figure is a "
-        "ratio measured inside one run, so the machine's speed cancels out, but other "
-        "work on a shared machine still moves it: compare the load average above.\n"
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        help="modules to run (default: all); the others keep their last figures",
     )
-    if args.quick:
-        header += "- **quick mode**: tiny sizes, figures meaningless\n"
-    sections = []
-    headlines: list[tuple[str, str, str]] = []
+    args = parser.parse_args(argv)
+    unknown = set(args.only or ()) - {m for m, _, _ in BENCHMARKS}
+    if unknown:
+        parser.error(f"no benchmark {', '.join(sorted(unknown))}")
+    chosen = [b for b in BENCHMARKS if args.only is None or b[0] in args.only]
+    records = load_records(args.out.with_suffix(".json")) if args.only is not None else {}
     failed = False
     for module, what, target in chosen:
         extra = QUICK.get(module, []) if args.quick else []
         print(f"== {module}: {what}", flush=True)
+        date, load = datetime.now(UTC).isoformat(timespec="seconds"), load_average()
         proc, seconds = run_one(module, extra)
         print(proc.stdout, end="", flush=True)
         if proc.returncode != 0:
             failed = True
             print(proc.stderr, file=sys.stderr)
-        status = "" if proc.returncode == 0 else f"\n**failed** (exit {proc.returncode})\n"
         last = proc.stdout.strip().splitlines()[-1:] or ["(no output)"]
-        headlines.append((module, last[0] if proc.returncode == 0 else "failed", target))
-        shown = " ".join(["-m", module, *extra])
-        sections.append(
-            f"## `{module}`\n\n{what}; target: {target}.\n\n"
-            f"Reproduce: `.venv/bin/python {shown}` ({seconds:.0f} s here)\n{status}\n"
-            f"```\n{proc.stdout.strip()}\n```\n"
-        )
-    body = "\n## Summary\n\n" + summary(headlines) + "\n" + "\n".join(sections)
-    args.out.write_text(header + body, encoding="utf-8")
+        records[module] = {
+            "module": module,
+            "what": what,
+            "target": target,
+            "headline": last[0] if proc.returncode == 0 else "failed",
+            "output": proc.stdout.strip(),
+            "exit": proc.returncode,
+            "args": list(extra),
+            "quick": args.quick,
+            "seconds": seconds,
+            "date": date,
+            "load": load,
+            "machine": machine(),
+        }
+        write(args.out, records)  # after each: a run cut short keeps what it measured
     print(f"wrote {args.out}")
     sys.exit(1 if failed else 0)
 

@@ -71,7 +71,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pairs.",
     ),
     "sql": (
-        "cli._ledger_cmds",
+        "cli._sql",
         "Run a read-only SQL query on the ledger and print the rows; writes are refused.",
     ),
     "export": (

@@ -1,4 +1,5 @@
-"""Commands over the ledger and the models: ``sql``, ``schema``, ``migrate``."""
+"""Commands over the ledger and the models: ``export``, ``schema``, ``migrate`` (``sql`` is
+in ``cli._sql``, which imports neither pyarrow nor the models)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated
 import typer
 
 from bughunt.models import MODELS
-from cli._common import JsonOpt, LedgerOpt, console, fail, guarded, print_json, print_rows
+from cli._common import LedgerOpt, console, fail, guarded, print_json
 from ledger import (
     ExportFormat,
     Ledger,
@@ -20,27 +21,9 @@ from ledger import (
 
 
 def register(app: typer.Typer) -> None:
-    app.command("sql")(sql)
     app.command("export")(export)
     app.command("schema")(schema)
     app.command("migrate")(migrate)
-
-
-@guarded
-def sql(
-    query: Annotated[
-        str, typer.Argument(help="One read-only statement (SELECT, EXPLAIN, PRAGMA).")
-    ],
-    ledger: LedgerOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Run a read-only SQL query on the ledger and print the rows; writes are refused."""
-    table = Ledger(ledger).user_query(query)
-    rows = table.to_pylist()
-    if as_json:
-        print_json(rows)
-    else:
-        print_rows(rows)
 
 
 @guarded

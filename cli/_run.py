@@ -14,8 +14,6 @@ from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
 from flows import RunParams, evaluates_nothing, prepare
 from tasks.classify import changed_paths
-from tasks.report import headline_lines, run_counts
-from tasks.sandbox import claim_and_sweep
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -37,8 +35,18 @@ def _local_prefect() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
 
+def _sweep_leftovers(run_id: str | None) -> None:
+    """Claim ``run_id`` and sweep what killed runs left (``tasks.sandbox.claim_and_sweep``);
+    the docker SDK is imported here, once the inputs are known to be good."""
+    from tasks.sandbox import claim_and_sweep
+
+    claim_and_sweep(run_id)
+
+
 def _print(result: RunResult) -> None:
     """The run's headline and counts, worded as its report words them (tasks/report/_counts.py)."""
+    from tasks.report import headline_lines  # after the run: a typo's answer does not wait on it
+
     s = result.summary
     typer.echo(f"run {result.run_id} ({result.kind.value}) → {result.ledger}")
     if result.stages_resumed:
@@ -60,6 +68,8 @@ def _print(result: RunResult) -> None:
 
 def _as_json(result: RunResult) -> dict[str, Any]:
     """The run's result without its summary, with the counts every output shows (``counts``)."""
+    from tasks.report import run_counts
+
     return result.model_dump(mode="json", exclude={"summary"}) | {
         "counts": run_counts(result.summary).model_dump(mode="json")
     }
@@ -71,7 +81,7 @@ def _as_json(result: RunResult) -> dict[str, Any]:
 def nightly(*, params: RunParams, as_json: JsonOpt = False) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
     prepare(params, RunKind.NIGHTLY)  # bad input: exit 2 before Prefect starts, nothing stored
-    claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
+    _sweep_leftovers(params.run_id)  # before Prefect's server: a killed run's leftovers go
     _local_prefect()
     from flows.nightly import nightly_flow  # imported late: Prefect reads settings at import
 
@@ -110,7 +120,7 @@ def pr(
 
         result = run_pipeline(params, RunKind.PR, raw, orchestrated=False)
     else:
-        claim_and_sweep(params.run_id)  # before Prefect's server: a killed run's leftovers go
+        _sweep_leftovers(params.run_id)  # before Prefect's server: a killed run's leftovers go
         _local_prefect()
         from flows.pr import pr_flow
 

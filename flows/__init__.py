@@ -7,9 +7,9 @@ parameters does not pay for Prefect's import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from bughunt.lazy import lazy_names
 from flows.params import RunParams, new_run_id, run_seed
 
 if TYPE_CHECKING:
@@ -41,8 +41,4 @@ __all__ = [
     "run_seed",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'flows' has no attribute {name!r}")
+__getattr__ = lazy_names(globals(), _LAZY)

@@ -222,6 +222,7 @@ def prepare(
     flow's, from its task runner); a run started before keeps the size it recorded.
     """
     check_runner_env()
+    judges = _judges(params)  # first: a mistyped judge is answered before the corpus loads
     store = Ledger(params.ledger)
     store.check(writing=True)
     if params.out is not None and Path(params.out).exists() and not Path(params.out).is_dir():
@@ -241,7 +242,6 @@ def prepare(
     # A bad agent environment stops the run; a bad target's costs its cases (the sandbox stage
     # reports them unscored with the reason).
     corpus_images(corpus, [baseline, candidate], target_errors={})
-    judges = _judges(params)
     gate = load_gate_thresholds()
     home = runs_folder(store.path)  # the cache is saved only into a folder that exists
     home.mkdir(exist_ok=True)

@@ -4,6 +4,10 @@ DuckDB lets one process write a file at a time, and a reader cannot open a
 file another process is writing. So a connection lives only as long as one
 batch or one query, and opening waits and retries while another process
 holds the lock, up to a bounded timeout, then says who to wait for.
+
+Opening, checking and a user's read-only query need DuckDB alone; pyarrow and
+the row models (about a quarter of a second to import) are imported by the
+methods that write or read rows, so ``bughunt sql`` does not pay for them.
 """
 
 from __future__ import annotations
@@ -12,11 +16,11 @@ import os
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
-import pyarrow as pa
 from tenacity import (
     Retrying,
     retry_if_exception,
@@ -25,17 +29,27 @@ from tenacity import (
 )
 
 from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryError, TerminalError
-from bughunt.models import ROW_MODELS, Row
-from ledger._codec import arrow_to_rows, arrow_type, rows_to_arrow
 from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
 from ledger._migrate import check_version, current_version, known_migrations, migrate
 
-R = TypeVar("R", bound=Row)
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from bughunt.models import Row
+
+R = TypeVar("R", bound="Row")
 
 DEFAULT_PATH = ".bughunt/ledger.duckdb"
 DEFAULT_LOCK_TIMEOUT_S = 120.0
 
-_TABLES = {m.__table__: m for m in ROW_MODELS}
+
+@cache
+def _tables() -> frozenset[str]:
+    """The ledger tables rows are written to: one per row model."""
+    from bughunt.models import ROW_MODELS
+
+    return frozenset(m.__table__ for m in ROW_MODELS)
+
 
 # Statement types a read-only query may contain. DuckDB classifies them for us
 # (``extract_statements``), which is sturdier than matching keywords.
@@ -263,6 +277,10 @@ class Ledger:
             ).fetchall()
             if not cols:
                 raise TerminalError(f"ledger has no table {table!r}", file=str(self.path))
+            import pyarrow as pa
+
+            from ledger._codec import arrow_type
+
             self._schemas[table] = pa.schema([(name, arrow_type(t)) for name, t in cols])
         return self._schemas[table]
 
@@ -282,11 +300,11 @@ class Ledger:
         con.execute("BEGIN TRANSACTION")
         try:
             for table, data in batches.items():
-                if table not in _TABLES:
+                if table not in _tables():
                     raise TerminalError(f"not a ledger table: {table!r}")
                 con.register("_bughunt_batch", data)
                 try:
-                    # Identifiers come from the closed _TABLES set above, never from input.
+                    # Identifiers come from the closed _tables() set above, never from input.
                     con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _bughunt_batch')  # noqa: S608
                 finally:
                     con.unregister("_bughunt_batch")
@@ -299,6 +317,8 @@ class Ledger:
 
     def write(self, rows: Sequence[Row]) -> dict[str, int]:
         """Append pydantic rows (any mix of row models) in one transaction, through Arrow."""
+        from ledger._codec import rows_to_arrow
+
         by_model: dict[type[Row], list[Row]] = defaultdict(list)
         for row in rows:
             by_model[type(row)].append(row)
@@ -343,19 +363,27 @@ class Ledger:
         """Every row of ``model``'s table (optionally filtered) as model instances."""
         # The table name is a class constant; ``where`` is code, never user input.
         sql = f'SELECT * FROM "{model.__table__}" {where}'  # noqa: S608
+        from ledger._codec import arrow_to_rows
+
         return arrow_to_rows(model, self.query_arrow(sql, params))
 
-    def user_query(self, sql: str) -> pa.Table:
+    def user_query(self, sql: str) -> list[dict[str, Any]]:
         """Run a statement typed by a user (``bughunt sql``): read-only, or refused.
 
         Refused before running: anything but SELECT / EXPLAIN / PRAGMA, and
         more than one statement. The connection is read-only with external
         access off, so even a SELECT cannot write files or attach databases.
+        The rows come back as Python values straight from DuckDB (no Arrow:
+        the command stays light).
         """
         _check_read_only(sql)
         with self.reader() as con:
             try:
-                return con.sql(sql).to_arrow_table()
+                relation = con.sql(sql)
+                if relation is None:  # a PRAGMA that returns nothing
+                    return []
+                columns = relation.columns
+                return [dict(zip(columns, row, strict=True)) for row in relation.fetchall()]
             except duckdb.Error as exc:
                 raise ReadOnlyQueryError(str(exc)) from exc
 

@@ -17,7 +17,8 @@ from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 from tasks.classify import ClassifyResult
 from tasks.hash_corpus import HashResult
 from tasks.sandbox._contract import known_checks
-from tasks.sandbox._stage import SandboxResult, SandboxSettings, run_sandbox
+from tasks.sandbox._settings import SandboxSettings
+from tasks.sandbox._stage import SandboxResult, run_sandbox
 
 
 class SandboxInputs(StageInputs):

@@ -22,7 +22,7 @@ from tasks.sandbox import recorded_report
 from tasks.score._cache import cache_cutoff, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality
 from tasks.score._probe_stage import ProbeContext, probe_judge, probe_self_preference
-from tasks.score._stage import ScoreSettings
+from tasks.score._settings import ScoreSettings
 
 
 class CorpusProbeResult(BaseModel):

@@ -14,7 +14,8 @@ from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
 from tasks.sandbox import SandboxResult
 from tasks.score._evidence import ReportEvidence
-from tasks.score._stage import ScoreResult, ScoreSettings, score_stage
+from tasks.score._settings import ScoreSettings
+from tasks.score._stage import ScoreResult, score_stage
 
 
 class ScoreInputs(StageInputs):

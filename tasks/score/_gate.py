@@ -30,16 +30,15 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
-from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from bughunt.config import load_section
 from bughunt.models import Reproduction, ReproOutcome, Verdict, VerdictOutcome
 from bughunt.sequential import WITH_REPLACEMENT, Side, bound, rejected
+from tasks.score._settings import GateThresholds
 from tasks.score.pairs import SPLIT_TIE
 
 
@@ -61,29 +60,6 @@ EXIT_CODES: dict[GateOutcome, int] = {
 
 REGRESSION_TESTS = 2
 """The regression family (score, reproduction) shares the gate's alpha (Bonferroni)."""
-
-
-class GateThresholds(BaseModel):
-    """``[tool.bughunt.gate]``: the margin, the error rate, and when a review failed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-    alpha: float = Field(default=0.05, gt=0, lt=0.5)
-    """Error rate of the whole gate: of passing a candidate whose score is ½ − margin, and of
-    calling a regression on one whose score is ½ (split over the regression tests)."""
-    margin: float = Field(default=0.10, gt=0, lt=0.5)
-    """How much worse than the baseline a candidate may be and still pass (in mean pair score;
-    in reproduction rate, the same share of cases)."""
-    max_unreviewed: float = Field(default=0.25, ge=0, le=1)
-    """Largest share of pairs (or of cases) that may go unjudged (or unrun) before the review
-    fails."""
-    inconclusive: Literal["fail", "pass"] = "fail"
-    """How ``fail_on_gate`` treats an inconclusive gate: fail the flow run (default) or accept it."""
-
-
-def load_gate_thresholds(path: str | Path | None = None) -> GateThresholds:
-    """Gate thresholds from ``[tool.bughunt.gate]``; defaults where unset."""
-    return load_section(GateThresholds, "gate", path)
 
 
 class GateBounds(BaseModel):

@@ -37,7 +37,7 @@ from judging.judges import (
 )
 
 if TYPE_CHECKING:
-    from tasks.score._stage import ScoreSettings
+    from tasks.score._settings import ScoreSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from tasks.score._gate import REGRESSION_TESTS, GateThresholds
+from tasks.score._gate import REGRESSION_TESTS
+from tasks.score._settings import GateThresholds
 from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 MIN_CASES = 2

@@ -15,7 +15,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from tasks.score._gate import GateThresholds, Sequences, gate_steps
+from tasks.score._gate import Sequences, gate_steps
+from tasks.score._settings import GateThresholds
 from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 Steps = Callable[[Sequences, int, GateThresholds], tuple[NDArray[np.bool_], NDArray[np.bool_]]]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import (
     BiasProbe,
     BugCategory,
     JudgeCall,
     Order,
-    Strategy,
     Verdict,
 )
 from judging.judges import (
@@ -32,6 +31,7 @@ from tasks.score._cache import cache_cutoff, calls_lookup, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
+from tasks.score._settings import ScoreSettings
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,
@@ -87,32 +87,6 @@ def _probe_calls(result: ScoreResult) -> list[JudgeCall]:
     counts = result.health.probe_calls
     n = counts.calls if counts is not None else 0
     return result.calls[len(result.calls) - n :] if n else []
-
-
-class ScoreSettings(BaseModel):
-    """How to judge (from the run's parameters)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-    strategy: Strategy = Strategy.SWAP
-    """Judging strategy."""
-    k: int = 5
-    """Samples per order of the sampling strategies."""
-    seed: int = 0
-    """Seed of strategy plans and probe pair sets."""
-    deadline_s: float = Field(default=90.0, exclude=True)
-    """Deadline of one judge call (all attempts). How a call is made, not what it asks:
-    not part of the stage's checkpoint identity."""
-    max_in_flight: int = Field(default=8, exclude=True)
-    """Judge requests in flight at once (not part of the stage's checkpoint identity)."""
-    probe_pairs: int = 20
-    """Reports used for each of the position and verbosity probes (0: no probes)."""
-    refresh: bool = False
-    """Send every call again instead of answering from the cache (``--refresh-judge``)."""
-    cache_ttl_s: float | None = Field(default=None, ge=0, exclude=True)
-    """Cached answers older than this many seconds are not reused (``--judge-cache-ttl``);
-    ``None``: no limit. Which answers a stage still to run may reuse, never what a finished
-    one computed: not part of the stage's checkpoint identity, like the cache it reads."""
 
 
 def _features(ev: ReportEvidence) -> ReportFeatures:

@@ -31,7 +31,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bughunt.stats import wilson
-from tasks.score._gate import GateThresholds, gate_steps
+from tasks.score._gate import gate_steps
+from tasks.score._settings import GateThresholds
 from tasks.score._sim_corpus import (
     CATEGORIES,
     REPRO_MIX,

@@ -6,6 +6,7 @@ sizes (and on shared machines) mean nothing. ``make bench`` measures.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -85,6 +86,30 @@ def test_run_all_writes_the_results_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
-    for needle in ("- machine:", "- date:", "make bench", "Reproduce: `.venv/bin/python -m "):
+    for needle in ("- machine:", "- written:", "make bench", "Reproduce: `.venv/bin/python -m "):
         assert needle in text
     assert "ratio ledger/raw:" in text and "quick mode" in text
+
+
+def test_run_all_only_keeps_the_other_benchmarks_last_figures(tmp_path: Path) -> None:
+    """A second run with --only another benchmark keeps the first one's section and figure;
+    each section says when it ran; a benchmark never run is listed as not measured."""
+    out = tmp_path / "results.md"
+    for module in ("benchmarks.ledger_ingest", "benchmarks.cli_latency"):
+        proc = run("-m", "benchmarks.run_all", "--quick", "--only", module, "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "ratio ledger/raw:" in text and "ratio worst/target:" in text
+    assert text.count("\nRan 20") == 2
+    assert "| `benchmarks.scale_out` | not measured in this file |" in text
+    records = json.loads((tmp_path / "results.json").read_text())
+    assert set(records) == {"benchmarks.ledger_ingest", "benchmarks.cli_latency"}
+    assert records["benchmarks.ledger_ingest"]["headline"].startswith("ratio ledger/raw:")
+
+
+def test_run_all_refuses_an_unknown_benchmark(tmp_path: Path) -> None:
+    proc = run(
+        "-m", "benchmarks.run_all", "--only", "benchmarks.nope", "--out", str(tmp_path / "r.md")
+    )
+    assert proc.returncode == 2 and "no benchmark benchmarks.nope" in proc.stderr
+    assert not (tmp_path / "r.md").exists()

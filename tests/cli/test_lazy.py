@@ -24,6 +24,9 @@ from tests.conftest import ROOT
 HEAVY = ("prefect", "scipy", "matplotlib", "docker", "openai", "distributed", "httpx", "urllib3")
 """Libraries a read command or the help has no use for (each costs 0.1–1.2 s to import)."""
 
+ROWS = ("pyarrow", "bughunt.models")
+"""What the ledger's row writes and reads need and a user's query does not (about 0.25 s)."""
+
 
 def _first_paragraph(command: object) -> str:
     text = inspect.cleandoc(getattr(command, "help", None) or "").partition("\f")[0]
@@ -89,7 +92,7 @@ def _imported_after(args: list[str], cwd: Path) -> dict[str, object]:
     ("args", "unwanted"),
     [
         (["--help"], HEAVY),
-        (["sql", "select 1", "--json"], HEAVY),
+        (["sql", "select 1", "--json"], (*HEAVY, *ROWS)),
         (["schema", "RunInfo"], HEAVY),
         # history commands read the ledger: no run machinery, no charts, no statistics library
         (["flakes", "--help"], ("prefect", "scipy", "matplotlib", "openai", "distributed")),
@@ -116,7 +119,19 @@ def test_light_commands_import_no_heavy_library(
 
 
 def test_the_probe_sees_what_a_command_imports(tmp_path: Path) -> None:
-    """The guard above can fail: `run nightly --help` loads the run module, which imports the
-    docker SDK (a run sweeps the engine before it starts), and the probe reports it."""
+    """The guard above can fail: `run nightly --help` loads the run module, whose input checks
+    import the docker SDK (an agent environment's image recipe), and the probe reports it."""
     result = _imported_after(["run", "nightly", "--help"], tmp_path)
     assert result["code"] == 0 and "docker" in result["heavy"]  # type: ignore[operator]
+
+
+def test_a_mistyped_judge_is_answered_before_the_run_machinery_is_imported(
+    tmp_path: Path,
+) -> None:
+    """`run nightly --judge <typo>` exits 2 having imported no Prefect, no statistics, no charts,
+    no Arrow: the judges are checked first (the wall time is in benchmarks/cli_latency.py)."""
+    demo = str(ROOT / "corpus" / "demo")
+    result = _imported_after(["run", "nightly", "--corpus", demo, "--judge", "typo"], tmp_path)
+    assert result["code"] == 2
+    unwanted = ("prefect", "scipy", "matplotlib", "distributed", "openai", "pyarrow")
+    assert [m for m in result["heavy"] if m in unwanted] == []  # type: ignore[attr-defined]

@@ -209,8 +209,7 @@ def test_docs_example_queries_run(history: History) -> None:
     queries = _doc_queries()
     assert len(queries) >= 4
     for sql in queries:
-        table = history.ledger.user_query(sql)
-        assert table.num_rows > 0, sql
+        assert history.ledger.user_query(sql), sql
 
 
 def test_every_row_was_written_once_per_key_and_night(history: History) -> None:
