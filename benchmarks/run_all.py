@@ -158,7 +158,7 @@ def render(records: Mapping[str, Mapping[str, Any]]) -> str:
     dates = sorted(r["date"] for r in records.values())
     header = (
         "# Benchmark results\n\n"
-        f"- written: {dates[-1] if dates else 'never'} (each benchmark says when it ran)\n"
+        f"- newest figure: {dates[-1] if dates else 'none'} (each benchmark says when it ran)\n"
         + "".join(f"- machine: {m}\n" for m in machines)
         + f"- python: {platform.python_version()}\n"
         "- how: `make bench` (`.venv/bin/python -m benchmarks.run_all`) runs them all; "

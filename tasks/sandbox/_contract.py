@@ -8,11 +8,22 @@ suite, a non-deterministic suite, or a bug a test shown to agents already
 reveals. Every suite run is a neutral execution (``_executor``). Results are
 cached by case hash by the caller (the ledger's ``contract_checks``), so an
 unchanged case is not checked again.
+
+The clean tree's three suite runs belong to the target, not to a case: a
+run's sandbox stage split into shards would otherwise run them once per
+shard (40 shards of 5 cases: 120 suite runs where one process runs 3). A
+process keeps the clean verdict it found for a run (:class:`_CleanVerdicts`,
+by run id, target, the clean tree's content, command, deadline and image),
+so each worker runs them once per run, as the single process does; the
+checks that reuse it record only their own runs' seconds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bughunt.models import ContractCheck, ContractStatus, Symptom
@@ -34,6 +45,49 @@ class CleanVerdict:
 
     problem: str | None
     """Why the clean tree breaks the contract; None when it keeps it."""
+
+
+_CleanKey = tuple[str, str, str, str, tuple[str, ...], float, str]
+
+
+class _CleanVerdicts:
+    """The clean verdict per run and target found in this process, and the seconds it took;
+    one thread computes a key while others asking for it wait. Holds the latest ``size``."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._known: OrderedDict[_CleanKey, CleanVerdict] = OrderedDict()
+        self._busy: dict[_CleanKey, threading.Lock] = {}
+
+    def get_or_find(
+        self, key: _CleanKey, find: Callable[[], tuple[CleanVerdict, float]]
+    ) -> tuple[CleanVerdict, float]:
+        """The verdict for ``key`` and the suite seconds spent now (0 when it was known)."""
+        with self._lock:
+            busy = self._busy.setdefault(key, threading.Lock())
+        with busy:
+            with self._lock:
+                if key in self._known:
+                    self._known.move_to_end(key)
+                    return self._known[key], 0.0
+            verdict, seconds = find()
+            with self._lock:
+                self._known[key] = verdict
+                while len(self._known) > self.size:
+                    self._known.popitem(last=False)
+                self._busy.pop(key, None)
+            return verdict, seconds
+
+
+_CLEAN = _CleanVerdicts()
+
+
+def _tree_digest(files: Files) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    return digest.hexdigest()
 
 
 def _describe(sig: Signature) -> str:
@@ -130,8 +184,6 @@ def _check_target(
         result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
         return suite_signature(result), result.duration_s
 
-    named = () if target.name == LEGACY_TARGET else (target.name,)
-    rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name, *named)).files
     buggy: dict[str, Files] = {}
     checks = []
     for case in cases:
@@ -142,16 +194,40 @@ def _check_target(
         except Exception as exc:  # a bad case costs only itself
             why = f"the patch does not apply: {getattr(exc, 'message', exc)}"
             checks.append(_check(corpus, case.case_id, case_hashes, ContractStatus.BROKEN, why))
-    jobs: list[Files] = [clean, clean, rewritten]
     order = sorted(buggy)
-    for case_id in order:
-        jobs += [buggy[case_id], buggy[case_id]]
+    if not order:
+        return checks
+    jobs: list[Files] = [tree for case_id in order for tree in (buggy[case_id], buggy[case_id])]
+
+    def clean_verdict() -> tuple[CleanVerdict, float]:
+        named = () if target.name == LEGACY_TARGET else (target.name,)
+        rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name, *named)).files
+        ran = map_bounded(suite, [clean, clean, rewritten], max_workers=workers)
+        return judge_clean(ran[0][0], ran[1][0], ran[2][0]), sum(t for _sig, t in ran)
+
+    if run_id is None:  # `bughunt corpus check`: nothing kept between calls
+        clean_work = clean_verdict
+    else:
+        key = (
+            run_id,
+            corpus.name,
+            target.name,
+            _tree_digest(clean),
+            tuple(command),
+            timeout_s,
+            str(getattr(executor, "image", "")),
+        )
+
+        def clean_work() -> tuple[CleanVerdict, float]:
+            return _CLEAN.get_or_find(key, clean_verdict)
+
+    # One after the other: never more than ``workers`` suites at once.
+    verdict, clean_seconds = clean_work()
     ran = map_bounded(suite, jobs, max_workers=workers)
     sigs = [sig for sig, _seconds in ran]
-    clean_share = sum(seconds for _sig, seconds in ran[:3]) / max(len(order), 1)
-    verdict = judge_clean(sigs[0], sigs[1], sigs[2])
+    clean_share = clean_seconds / max(len(order), 1)
     for index, case_id in enumerate(order):
-        first, second = sigs[3 + 2 * index], sigs[4 + 2 * index]
+        first, second = sigs[2 * index], sigs[1 + 2 * index]
         reason: str | None
         if verdict.problem is not None:
             status, reason, symptom = ContractStatus.BROKEN, verdict.problem, None
@@ -159,7 +235,7 @@ def _check_target(
             status, reason, symptom = judge_buggy(
                 first, second, visible=target.visible_tests, oracle=target.oracle
             )
-        own = ran[3 + 2 * index][1] + ran[4 + 2 * index][1]
+        own = ran[2 * index][1] + ran[1 + 2 * index][1]
         check = _check(
             corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id
         )

@@ -86,7 +86,12 @@ def test_run_all_writes_the_results_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
-    for needle in ("- machine:", "- written:", "make bench", "Reproduce: `.venv/bin/python -m "):
+    for needle in (
+        "- machine:",
+        "- newest figure:",
+        "make bench",
+        "Reproduce: `.venv/bin/python -m ",
+    ):
         assert needle in text
     assert "ratio ledger/raw:" in text and "quick mode" in text
 

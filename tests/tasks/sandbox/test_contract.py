@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, Symptom
 from corpus import DEFAULT_ORACLE, load_corpus
 from ledger import Ledger
-from tasks.sandbox import SandboxSettings, check_corpus, known_checks, run_sandbox
-from tasks.sandbox._contract import Signature, judge_buggy, judge_clean
+from tasks.sandbox import (
+    CellExecutor,
+    ExecResult,
+    SandboxSettings,
+    check_contract,
+    check_corpus,
+    known_checks,
+    run_sandbox,
+)
+from tasks.sandbox._contract import (
+    CleanVerdict,
+    Signature,
+    _CleanVerdicts,
+    judge_buggy,
+    judge_clean,
+)
 
 OK: Signature = ("exit 0", frozenset())
 FAILS: Signature = ("exit 1", frozenset({"tests/test_m.py::test_a"}))
@@ -191,3 +209,103 @@ def test_a_check_keeps_its_suite_seconds_through_the_ledger(
     store.write(checks)
     kept = store.query("SELECT sum(duration_s) AS s FROM contract_checks")
     assert kept[0]["s"] == pytest.approx(sum(c.duration_s or 0.0 for c in checks))
+
+
+class _Counting(CellExecutor):
+    """A cell executor that counts the suite runs it was asked for."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seconds: list[float] = []
+        self._count_lock = threading.Lock()
+
+    @property
+    def runs(self) -> int:
+        return len(self.seconds)
+
+    def run(self, command: Sequence[str], **kwargs: Any) -> ExecResult:
+        result = super().run(command, **kwargs)
+        with self._count_lock:
+            self.seconds.append(result.duration_s)
+        return result
+
+
+@pytest.mark.docker
+def test_a_runs_shards_run_the_clean_suite_once_per_process(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """Two shards of one run check their cases with the clean tree's three runs made once, and
+    reach the checks one call over every case reaches; another run, or `corpus check` (no run
+    id), runs them again. A check that reused the verdict counts only its own runs' seconds."""
+    cases = {
+        "real-bug": _patch("n * 2", "n * 3"),
+        "off": _patch("n * 2", "n * 4"),
+        "equivalent": _patch("result = n * 2", "result = 2 * n"),
+    }
+    corpus = load_corpus(_corpus(tmp_path / "e", cases))
+    hashes = {case_id: f"h-{case_id}" for case_id in cases}
+
+    def check(ids: list[str], executor: _Counting, run: str | None) -> list[ContractCheck]:
+        return check_contract(
+            corpus, ids, hashes, executor=executor, timeout_s=60, workers=2, run_id=run
+        )
+
+    executor = _Counting(run_id=run_id, image=sandbox_image)
+    with executor:
+        first = check(["real-bug"], executor, run_id)
+        assert executor.runs == 3 + 2
+        second = check(["off", "equivalent"], executor, run_id)
+        assert executor.runs == 3 + 2 + 4  # not 3 more: the clean verdict was kept
+        # the first shard's check counts the clean runs too; the second's only their own
+        assert first[0].duration_s == pytest.approx(sum(executor.seconds[:5]), abs=0.01)
+        assert sum(c.duration_s or 0.0 for c in second) == pytest.approx(
+            sum(executor.seconds[5:9]), abs=0.01
+        )
+        whole = check(list(cases), executor, f"{run_id}-again")
+        assert executor.runs == 9 + 3 + 6
+        alone = check(["real-bug"], executor, None)
+        again = check(["real-bug"], executor, None)
+        assert executor.runs == 18 + 5 + 5
+    strip = {"checked_at", "duration_s", "run_id"}
+    shards = sorted([*first, *second], key=lambda c: c.case_id)
+    assert [c.model_dump(exclude=strip) for c in shards] == [
+        c.model_dump(exclude=strip) for c in whole
+    ]
+    assert {c.case_id: c.status for c in whole} == {
+        "equivalent": ContractStatus.BROKEN,
+        "off": ContractStatus.OK,
+        "real-bug": ContractStatus.OK,
+    }
+    assert alone[0].status is again[0].status is ContractStatus.OK
+
+
+def test_the_clean_verdicts_are_found_once_per_key_and_the_oldest_let_go() -> None:
+    """Threads asking for one key at once wait for one finder; a full memo drops its oldest."""
+    memo = _CleanVerdicts(size=2)
+    calls: list[str] = []
+    started = threading.Event()
+
+    def find(name: str) -> tuple[CleanVerdict, float]:
+        calls.append(name)
+        started.set()
+        time.sleep(0.2)  # the other threads ask while this one finds
+        return CleanVerdict(None), 1.5
+
+    def key(target: str) -> tuple[str, str, str, str, tuple[str, ...], float, str]:
+        return ("run", "corpus", target, "digest", ("pytest",), 10.0, "image")
+
+    got: list[tuple[CleanVerdict, float]] = []
+    threads = [
+        threading.Thread(target=lambda: got.append(memo.get_or_find(key("t"), lambda: find("t"))))
+        for _ in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert calls == ["t"] and started.is_set()
+    assert sorted(seconds for _v, seconds in got) == [0.0, 0.0, 0.0, 1.5]
+    memo.get_or_find(key("u"), lambda: find("u"))
+    memo.get_or_find(key("v"), lambda: find("v"))  # the memo holds 2: "t" goes
+    memo.get_or_find(key("t"), lambda: find("t"))
+    assert calls == ["t", "u", "v", "t"]
