@@ -3,14 +3,17 @@
 The endpoint (``benchmarks/_judge_server.py``, its own process) answers every
 chat completion after a fixed latency L with at most C requests in flight, so
 no client can do better than C / L calls per second. The score stage is
-driven exactly as a night drives it: the ``openai`` judge (its pooled urllib3 transport
-over HTTP), strategy ``swap`` (two calls per pair), ``max_in_flight = C``,
+driven exactly as a night drives it: the ``openai`` judge (its pool of kept-alive
+``http.client`` connections), strategy ``swap`` (two calls per pair), ``max_in_flight = C``,
 no bias probes, no cache. The benchmark fails if a call is not ``judged``,
 if the call count is off, or if the server ever saw more than C requests in
 flight (the bound comes from configuration, not from luck).
 
 A warm-up batch of C pairs opens the connections first; the figure is the
-best of ``--rounds`` timed batches (these machines are noisy). To see where
+best of ``--rounds`` timed batches (these machines are noisy). Beside it, the
+floor: C threads sending the same number of requests over bare
+``http.client`` connections, no judge at all; what that loses against C / L
+is the endpoint's and the loopback's own cost, not the judge's. To see where
 the client's time goes, run it under ``py-spy record --gil`` (the calls run
 on worker threads, which cProfile does not see).
 
@@ -21,6 +24,9 @@ Run: ``python -m benchmarks.judge_throughput [--calls 2000] [--concurrency 32]
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
+import threading
 import time
 from collections.abc import Sequence
 
@@ -78,6 +84,34 @@ def judge_for(server: JudgeServer) -> OpenAIJudge:
     )
 
 
+def bare_floor(server: JudgeServer, calls: int) -> float:
+    """Seconds for ``calls`` requests from ``server.concurrency`` threads over bare
+    ``http.client`` connections (one each, kept alive): the endpoint's own limit."""
+    body = json.dumps({"model": "bench-judge", "messages": [{"role": "user", "content": "x"}]})
+    left = iter(range(calls))
+    lock = threading.Lock()
+
+    def sender() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            while True:
+                with lock:
+                    if next(left, None) is None:
+                        return
+                conn.request("POST", "/v1/chat/completions", body=body)
+                conn.getresponse().read()
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=sender) for _ in range(server.concurrency)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - start
+
+
 def run_batch(
     judge: OpenAIJudge, evidence: Sequence[ReportEvidence], concurrency: int, run_id: str
 ) -> float:
@@ -121,13 +155,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             for r in range(args.rounds)
         ]
         stats = server.stats()
+        floor = args.calls / min(bare_floor(server, args.calls) for _ in range(2))
     if stats["max_in_flight"] > c:
         raise SystemExit(f"the server saw {stats['max_in_flight']} requests in flight (C = {c})")
     achieved = args.calls / min(times)
     print(f"calls per round:      {args.calls:,} (swap: {args.calls // 2:,} pairs), no probes")
     print(f"server:               C = {c} in flight, L = {args.latency_ms:g} ms")
     print(f"limit C / L:          {limit:,.1f} calls/s")
-    print(f"score stage:          max_in_flight = {c}, openai judge (urllib3, pool of {c})")
+    print(
+        f"bare HTTP floor:      {floor:,.1f} calls/s ({floor / limit:.2f} of the limit; no judge)"
+    )
+    print(f"score stage:          max_in_flight = {c}, openai judge (http.client, pool of {c})")
     print(f"server max in flight: {stats['max_in_flight']} (requests seen: {stats['requests']:,})")
     print(f"achieved:             {achieved:,.1f} calls/s (best of {args.rounds})")
     print(f"ratio achieved/limit: {achieved / limit:.2f}")

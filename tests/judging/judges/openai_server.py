@@ -13,6 +13,7 @@ Reusable: ``with OpenAIServer() as server: server.script(ok(...)); ...``.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections import deque
@@ -34,6 +35,9 @@ class Reply:
     delay_s: float = 0.0
     """Seconds to wait before answering (cut short when the server stops)."""
     headers: dict[str, str] = field(default_factory=dict)
+    hang_up: bool = False
+    """Close the connection after answering, without saying so (no ``Connection: close``): a
+    kept-alive connection the endpoint drops while the client holds it idle."""
 
 
 def completion(
@@ -96,7 +100,9 @@ class Seen:
 class OpenAIServer:
     """The scripted server; start with ``with`` or :meth:`start`, stop with :meth:`stop`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[str, str] | None = None) -> None:
+        """``tls``: (certificate file, key file) to answer over HTTPS."""
+        self._tls = tls
         self._lock = threading.Lock()
         self._queue: deque[Reply] = deque()
         self._stopping = threading.Event()
@@ -126,7 +132,7 @@ class OpenAIServer:
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{'https' if self._tls else 'http'}://{host!s}:{port}/v1"
 
     def _next(self, seen: Seen) -> Reply:
         with self._lock:
@@ -184,10 +190,16 @@ class OpenAIServer:
                         self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(data)
+                    if reply.hang_up:
+                        self.close_connection = True
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to answer
 
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self._tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self._tls)
+            httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
