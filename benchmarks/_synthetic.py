@@ -6,7 +6,12 @@ integer literal off by one, ``+`` ↔ ``-``, ``and`` ↔ ``or``, ``True`` ↔
 ``False`` — kept only when it *changes behaviour*: the module's own test
 file, copied to the tree root as the reproduction test, fails on the mutated
 tree (and passes on the clean one). Distinct lines first; a second mutation
-of an already used line only when the lines run out.
+of an already used line only when the lines run out. Past the target's
+behaviour-changing mutants (some 240), the cases go round them again as
+*variants*: the same mutation plus one comment line naming the variant at
+the end of the module, so every case's buggy tree, patch and reports are its
+own (a corpus of thousands of cases for scale measurements) while its bug and
+its reproduction are the original mutant's.
 
 Two replay agents hand in reports for every case: ``baseline-recorded``
 (the whole test file, the demo baseline agent's style, a long report) and
@@ -31,7 +36,7 @@ import tempfile
 import tokenize
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bughunt.hashing import hash_tree
@@ -75,10 +80,13 @@ class Mutant:
     """Its replacement."""
     kind: str
     """``cmp``, ``obo``, ``arith``, ``logic``, ``cond``, ``sign`` or ``ret``."""
+    variant: int = 0
+    """0: the mutation alone; n > 0: plus the comment line ``# synthetic variant n`` at the end
+    of the module (behaviour unchanged: whether the mutant is killed is the original's)."""
 
     @property
     def key(self) -> str:
-        """Stable identity (cache key)."""
+        """Stable identity of the mutation (the kill cache's key; a variant shares it)."""
         return f"{self.module}:{self.line}:{self.col}:{self.old}>{self.new}"
 
     def case_id(self, n: int) -> str:
@@ -92,6 +100,10 @@ class Mutant:
         text = lines[self.line - 1]
         assert text[self.col : self.col + len(self.old)] == self.old, self.key
         lines[self.line - 1] = text[: self.col] + self.new + text[self.col + len(self.old) :]
+        if self.variant:
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            lines.append(f"# synthetic variant {self.variant}\n")
         return "".join(lines)
 
     def patch(self, source: str) -> str:
@@ -312,11 +324,14 @@ def _killed(target: Path, mutants: Sequence[Mutant], workers: int) -> dict[str, 
     return out
 
 
-def killed_mutants(target: Path, count: int, *, workers: int | None = None) -> list[Mutant]:
+def killed_mutants(
+    target: Path, count: int, *, workers: int | None = None, fewer: bool = False
+) -> list[Mutant]:
     """The first ``count`` behaviour-changing mutants of ``target``, in candidate order.
 
-    Raises ``SystemExit`` when the target has fewer. Kill results are cached
-    in ``benchmarks/.work/`` (by target hash and mutant).
+    Raises ``SystemExit`` when the target has fewer, unless ``fewer`` (then it
+    returns them all). Kill results are cached in ``benchmarks/.work/`` (by
+    target hash and mutant).
     """
     workers = workers or os.cpu_count() or 2
     # A mutant's fate depends only on the target and the mutant (its key).
@@ -340,7 +355,7 @@ def killed_mutants(target: Path, count: int, *, workers: int | None = None) -> l
             if len(chosen) < count and known[m.key]:
                 chosen.append(m)
         i += len(window)
-    if len(chosen) < count:
+    if len(chosen) < count and not fewer:
         raise SystemExit(f"the target has only {len(chosen)} behaviour-changing mutants")
     return chosen
 
@@ -348,11 +363,12 @@ def killed_mutants(target: Path, count: int, *, workers: int | None = None) -> l
 def _report(m: Mutant, case_id: str, test: str, style: str) -> dict[str, object]:
     stem = Path(m.module).stem
     where = f"{m.module}, line {m.line}"
+    suffix = f" (variant {m.variant})" if m.variant else ""
     if style == "baseline":
         return {
             "case_id": case_id,
             "agent_version": "baseline",
-            "title": f"Test failure in tests/test_{stem}.py after a change in {m.module}",
+            "title": f"Test failure in tests/test_{stem}.py after a change in {m.module}{suffix}",
             "summary": (
                 "The agent ran the test suite of the target project from the root of the tree. "
                 f"A test in tests/test_{stem}.py failed. The whole test file is attached as the "
@@ -374,7 +390,7 @@ def _report(m: Mutant, case_id: str, test: str, style: str) -> dict[str, object]
     return {
         "case_id": case_id,
         "agent_version": "candidate",
-        "title": f"{where}: `{m.old}` should not be `{m.new}`",
+        "title": f"{where}: `{m.old}` should not be `{m.new}`{suffix}",
         "summary": f"{where} uses `{m.new}` where `{m.old}` is meant; tests/test_{stem}.py fails.",
         "steps": [f"python3 -m pytest -q {REPRO}", "See it fail."],
         "expected": f"tests/test_{stem}.py passes.",
@@ -418,7 +434,9 @@ def write_case(dest: Path, target: Path, n: int, m: Mutant, case_id: str | None 
     folder = dest / "cases" / case_id
     folder.mkdir(parents=True, exist_ok=True)
     category = _CATEGORY.get(m.kind)
-    title = f"{m.module} line {m.line}: {m.old} became {m.new}"
+    title = f"{m.module} line {m.line}: {m.old} became {m.new}" + (
+        f" (variant {m.variant})" if m.variant else ""
+    )
     # JSON strings are TOML basic strings: quotes and backslashes in code stay escaped.
     toml = f"id = {json.dumps(case_id)}\ntitle = {json.dumps(title)}\nhints = [{json.dumps(m.module)}]\n"
     if category:
@@ -434,8 +452,17 @@ def write_case(dest: Path, target: Path, n: int, m: Mutant, case_id: str | None 
 
 
 def build_corpus(dest: Path, cases: int, *, spare: int = 0) -> tuple[list[str], list[Mutant]]:
-    """A corpus of ``cases`` mutants at ``dest``; returns its case ids and ``spare`` unused mutants."""
-    mutants = killed_mutants(DEMO_TARGET, cases + spare)
+    """A corpus of ``cases`` mutants at ``dest``; returns its case ids and ``spare`` unused mutants.
+
+    Past the target's behaviour-changing mutants, cases go round them again as variants
+    (``Mutant.variant``), and so do the spares.
+    """
+    killed = killed_mutants(DEMO_TARGET, cases + spare, fewer=True)
+    if not killed:
+        raise SystemExit("the target has no behaviour-changing mutant")
+    mutants = [
+        replace(killed[n % len(killed)], variant=n // len(killed)) for n in range(cases + spare)
+    ]
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(
         DEMO_TARGET, dest / "target", ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache")

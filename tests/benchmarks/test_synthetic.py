@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from benchmarks._synthetic import DEMO_TARGET, build_corpus, candidates, write_case
 from corpus import load_corpus
@@ -42,3 +45,41 @@ def test_case_files_survive_quotes_and_backslashes_in_code(tmp_path: Path) -> No
     corpus = load_corpus(dest)
     assert not corpus.rejected
     assert any(c.case_id == case_id and mutant.old in c.case.title for c in corpus.cases)
+
+
+def test_past_the_mutants_cases_go_round_them_as_distinct_variants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seven cases from a target of three killed mutants: the rounds after the first are
+    variants, each a case of its own (its own patch, buggy tree and report titles) whose patch
+    applies and whose mutation is the original's."""
+    import benchmarks._synthetic as synthetic
+
+    three = synthetic.killed_mutants(DEMO_TARGET, 3)
+    asked: list[tuple[int, bool]] = []
+
+    def killed(
+        target: Path, count: int, *, workers: int | None = None, fewer: bool = False
+    ) -> list[synthetic.Mutant]:
+        asked.append((count, fewer))
+        return three
+
+    monkeypatch.setattr(synthetic, "killed_mutants", killed)
+    ids, spare = build_corpus(tmp_path / "c", 7, spare=1)
+    assert asked == [(8, True)] and len(ids) == len(set(ids)) == 7
+    assert [m.variant for m in spare] == [2] and spare[0].key == three[1].key
+    corpus = load_corpus(tmp_path / "c")
+    result = classify_corpus(corpus)
+    assert not corpus.rejected and not result.rejected
+    patches = {(tmp_path / "c" / "cases" / i / "bug.patch").read_text() for i in ids}
+    assert len(patches) == 7
+    variant = (tmp_path / "c" / "cases" / ids[3] / "bug.patch").read_text()
+    assert "+# synthetic variant 1" in variant
+    assert three[0].apply((DEMO_TARGET / three[0].module).read_text()) in replace(
+        three[0], variant=1
+    ).apply((DEMO_TARGET / three[0].module).read_text())
+    titles = {
+        json.loads((tmp_path / "c" / "recorded" / "candidate" / f"{i}.json").read_text())["title"]
+        for i in ids
+    }
+    assert len(titles) == 7
