@@ -49,6 +49,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from bughunt import __version__
 from bughunt.secrets import Scrubber
 from judging.judges._answer import answer_schema
 from judging.judges._http import HttpTransport, Response, TransportFailed, TransportTimeout
@@ -157,7 +158,8 @@ class OpenAIJudge:
         # Shown as [secret:<api_key_env>], raw or encoded (URL, JSON, hex, base64, any case).
         self._scrubber = Scrubber({api_key_env or "api_key": self._secret} if api_key else None)
         self._lock = threading.Lock()
-        headers = {"accept": "application/json"}
+        # A user agent of its own: http.client sends none, and some gateways refuse that.
+        headers = {"accept": "application/json", "user-agent": f"bughunt/{__version__}"}
         if self._secret:
             headers["authorization"] = f"Bearer {self._secret}"
         # Where requests go, and part of the cache key: base_url, OPENAI_BASE_URL or the API.

@@ -65,6 +65,7 @@ def test_strict_json_is_judged_in_one_request(server: OpenAIServer) -> None:
     )
     sent = server.requests[0]
     assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert sent.headers["user-agent"].startswith("bughunt/")
     assert sent.body["model"] == "m"
     assert [m["role"] for m in sent.body["messages"]] == ["system", "user"]
     schema = sent.body["response_format"]["json_schema"]["schema"]
