@@ -189,7 +189,7 @@ def _check_target(
     for case in cases:
         try:
             buggy[case.case_id] = apply_patch(
-                target.path, case.patch, file=corpus.relative(case.patch_path)
+                target.path, case.patch, file=corpus.relative(case.patch_path), base=clean
             )
         except Exception as exc:  # a bad case costs only itself
             why = f"the patch does not apply: {getattr(exc, 'message', exc)}"

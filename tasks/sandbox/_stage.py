@@ -462,7 +462,9 @@ def _jobs(
             cleans[target.name] = read_tree(target.path)
         clean = cleans[target.name]
         try:
-            buggy = apply_patch(target.path, case.patch, file=corpus.relative(case.patch_path))
+            buggy = apply_patch(
+                target.path, case.patch, file=corpus.relative(case.patch_path), base=clean
+            )
         except Exception as exc:  # a bad case costs only itself (docs/architecture.md#bad-input)
             reason = getattr(exc, "message", str(exc))
             failed.extend(

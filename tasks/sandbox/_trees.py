@@ -39,8 +39,24 @@ def read_tree(root: Path) -> Files:
     return files
 
 
-def apply_patch(target: Path, patch: bytes, *, file: str, timeout_s: float = 30.0) -> Files:
-    """The target with ``patch`` applied, as files; :class:`InputError` naming ``file`` if it fails."""
+def sharing(tree: Files, base: Files) -> Files:
+    """``tree``, each file whose bytes equal ``base``'s at the same path holding ``base``'s bytes
+    object: a case's buggy tree then costs the files its patch changed, not a copy of the target
+    (a stage holds every planned case's buggy tree; thousands of cases of a large target would
+    otherwise hold thousands of copies of it)."""
+    return {
+        name: (same if (same := base.get(name)) == data else data) for name, data in tree.items()
+    }
+
+
+def apply_patch(
+    target: Path, patch: bytes, *, file: str, timeout_s: float = 30.0, base: Files | None = None
+) -> Files:
+    """The target with ``patch`` applied, as files; :class:`InputError` naming ``file`` if it fails.
+
+    ``base``: the target's own files, already read (:func:`read_tree`); the unchanged files of
+    the result are then ``base``'s bytes objects (:func:`sharing`).
+    """
     with tempfile.TemporaryDirectory(prefix="bughunt-tree-") as tmp:
         work = Path(tmp) / "tree"
         shutil.copytree(target, work, ignore=shutil.ignore_patterns(*TREE_EXCLUDE), symlinks=True)
@@ -60,7 +76,8 @@ def apply_patch(target: Path, patch: bytes, *, file: str, timeout_s: float = 30.
                 + (detail[0] if detail else f"git apply exit {proc.returncode}"),
                 file=file,
             )
-        return read_tree(work)
+        files = read_tree(work)
+    return files if base is None else sharing(files, base)
 
 
 def prefixed(files: Files, prefix: str) -> Files:
