@@ -104,13 +104,11 @@ def pair_requests(
     candidate: ReportEvidence,
     baseline: ReportEvidence,
     sample: int = 0,
-    features: tuple[ReportFeatures, ReportFeatures] | None = None,
 ) -> list[tuple[str, JudgeRequest]]:
     """The (judge name, request) of every call the strategy plans for one pair (of the
-    agents' ``sample`` on the case); ``features``: the candidate's and the baseline's, if
-    already known."""
+    agents' ``sample`` on the case)."""
     assert candidate.report is not None and baseline.report is not None
-    cf, bf = features or (_features(candidate), _features(baseline))
+    cf, bf = _features(candidate), _features(baseline)
     out = []
     for planned in plan_pair(config, case_id, sample):
         cand_first = planned.order is Order.CANDIDATE_FIRST
@@ -166,13 +164,6 @@ def _plan(
         by_case.setdefault(ev.case_id, {}).setdefault(ev.agent_version, {})[ev.sample] = ev
     requests: dict[str, list[JudgeRequest]] = {j.name: [] for j in config.judges}
     pending: dict[tuple[str, int], PairInput] = {}
-    features: dict[int, ReportFeatures] = {}  # once per report (a replay agent's serves samples)
-
-    def features_of(ev: ReportEvidence) -> ReportFeatures:
-        if id(ev) not in features:
-            features[id(ev)] = _features(ev)
-        return features[id(ev)]
-
     for case_id in sorted(by_case):
         sides = by_case[case_id]
         cands, bases = sides.get(candidate, {}), sides.get(baseline, {})
@@ -182,8 +173,8 @@ def _plan(
                 case_id=case_id,
                 candidate=candidate,
                 baseline=baseline,
-                candidate_words=features_of(cand).words if cand else 1,
-                baseline_words=features_of(base).words if base else 1,
+                candidate_words=words_of(cand) if cand else 1,
+                baseline_words=words_of(base) if base else 1,
                 category=categories.get(case_id),
                 unscored_reason=_unusable(cand, base),
                 sample=sample,
@@ -191,8 +182,7 @@ def _plan(
             pending[case_id, sample] = pair
             if pair.unscored_reason is None and (case_id, sample) not in done:
                 assert cand is not None and base is not None
-                both = (features_of(cand), features_of(base))
-                for name, request in pair_requests(config, case_id, cand, base, sample, both):
+                for name, request in pair_requests(config, case_id, cand, base, sample):
                     requests[name].append(request)
     return pending, requests
 
