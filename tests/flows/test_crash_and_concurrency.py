@@ -83,9 +83,11 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(
         assert time.monotonic() < deadline, "the first attempt never finished hash-corpus"
         time.sleep(0.2)
     # Inside the sandbox stage: kill once one of its containers exists (a fixed sleep left
-    # none yet on a loaded machine), so the attempt leaves one behind for a sweep.
+    # none yet on a loaded machine), so the attempt leaves one behind for a sweep. The low-level
+    # listing: `containers.list` inspects each container it lists, and one the run removed in
+    # between raises NotFound.
     engine = docker.from_env()
-    while not engine.containers.list(all=True, filters={"label": f"bughunt.run_id={run_id}"}):
+    while not engine.api.containers(all=True, filters={"label": f"bughunt.run_id={run_id}"}):
         assert proc.poll() is None, proc.communicate()[1][-2000:]
         assert time.monotonic() < deadline, "the first attempt never started a container"
         time.sleep(0.1)
@@ -127,7 +129,7 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(
         assert line in said, (line, err[-3000:])
     during = re.findall(r"sandbox shard of 3 case\(s\): (\d+)/(\d+) pairs done after", said)
     assert during and all(int(total) == 6 for _, total in during), err[-3000:]
-    assert not docker.from_env().containers.list(
+    assert not docker.from_env().api.containers(
         all=True, filters={"label": f"bughunt.run_id={run_id}"}
     )
 

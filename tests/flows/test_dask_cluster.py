@@ -88,10 +88,13 @@ def containers_removed(run_ids: list[str]) -> Iterator[None]:
     try:
         yield
     finally:
-        client = docker.from_env()
+        api = docker.from_env().api
         for run_id in run_ids:
-            for c in client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
-                c.remove(force=True)
+            for c in api.containers(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
+                try:
+                    api.remove_container(c["Id"], force=True)
+                except docker.errors.NotFound:  # its own run removed it in between
+                    pass
 
 
 def observations(store: Ledger, run_id: str) -> dict[str, Any]:

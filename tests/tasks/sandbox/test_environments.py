@@ -448,7 +448,7 @@ def test_a_failing_build_names_the_agent_the_field_and_the_output(
     assert message.startswith("agent brittle (agents[4].environment): building bughunt-env:")
     assert "the install exited 127" in message and "python3: not found" in message
     assert "\n" not in message
-    left = docker_client.containers.list(
+    left = docker_client.api.containers(
         all=True, filters={"label": "bughunt.mode=environment-build", "ancestor": broken_base}
     )
     assert left == []

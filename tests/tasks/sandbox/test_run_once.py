@@ -68,7 +68,7 @@ sys.stdout.write("END\\n")
 
 def _left(client: Any, run_id: str) -> list[Any]:
     return list(
-        client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={run_id}"]})
+        client.api.containers(all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={run_id}"]})
     )
 
 
