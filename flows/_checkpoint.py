@@ -13,6 +13,8 @@ own identity, so a change anywhere upstream reaches every stage after it.
 
 from __future__ import annotations
 
+import gc
+import queue
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -121,11 +123,13 @@ class Checkpoints:
         ``finished(resumed=True)`` of each found finished before.
         """
         told: Callable[..., None] = finished if finished is not None else _unheard
-        from prefect.futures import as_completed
-
         keys = [self.identity(inputs, settings) for inputs in shards]
         out: dict[int, tuple[R, bool]] = {}
-        pending: dict[PrefectFuture[R], int] = {}
+        # Not prefect.futures.as_completed: it holds every future, and so every shard's whole
+        # result, until the last returns. Here a future is let go once its shard is written,
+        # and the run keeps only what the stage's record keeps of it (StageRecord.kept).
+        pending: dict[int, PrefectFuture[R]] = {}
+        finished_shards: queue.SimpleQueue[int] = queue.SimpleQueue()
         started = time.perf_counter()
         for index, key in enumerate(keys):
             restored = self._restore(record, key)
@@ -133,16 +137,23 @@ class Checkpoints:
                 out[index] = (restored, True)
                 told(resumed=True)
             else:
-                pending[submit(shards[index])] = index
+                pending[index] = submit(shards[index])
+                pending[index].add_done_callback(lambda _f, i=index: finished_shards.put(i))
         failure: BaseException | None = None
-        for future in as_completed(list(pending)):
-            index = pending[future]
+        while pending:
+            index = finished_shards.get()
             try:
-                result = future.result()
+                result = pending.pop(index).result()
             except BaseException as exc:  # the others are written first, then it is raised
                 failure = failure or exc
                 continue
             out[index] = (self._record(record, shards[index], keys[index], result, started), False)
+            del result
+            # A finished task's state, its future and the future's callbacks form reference
+            # cycles, which only the cyclic collector frees: without a collection here a long
+            # stage held every written shard's whole result (tests/flows/test_shard_memory.py).
+            # A full collection costs well under a second; a shard is minutes of work.
+            gc.collect()
             told()
         if failure is not None:
             raise failure
@@ -152,14 +163,15 @@ class Checkpoints:
         done = self._done.get((record.name, key))
         if done is None:
             return None
-        result = record.restore(done.payload, self.store, self.run_id)
+        result = record.kept(record.restore(done.payload, self.store, self.run_id))
         self._results[id(result)] = (result, key)
         return result
 
     def _record(
         self, record: StageRecord[In, R], inputs: In, key: str, result: R, started: float
     ) -> R:
-        """Write ``result``'s rows and its checkpoint in one transaction."""
+        """Write ``result``'s rows and its checkpoint in one transaction; return what the run
+        keeps of it (:meth:`StageRecord.kept`), which stands for it from then on."""
         rows = list(record.rows(inputs, result))
         counts: dict[str, int] = {}
         for row in rows:
@@ -173,6 +185,8 @@ class Checkpoints:
             duration_s=time.perf_counter() - started,
         )
         self.store.write([*rows, checkpoint])
+        del rows
         self._done[(record.name, key)] = checkpoint
+        result = record.kept(result)
         self._results[id(result)] = (result, key)
         return result

@@ -34,6 +34,7 @@ __all__ = [
     "DASK_SHARD_SIZE",
     "DASK_WORKERS_ENV",
     "TASK_RUNNER_ENV",
+    "THREAD_SHARD_SIZE",
     "RunnerKind",
     "check_runner_env",
     "dask_task_runner",
@@ -165,10 +166,19 @@ at which Prefect's and Dask's orchestration of a shard and the flow's write of i
 most 5 % of the shard's work, measured in ``benchmarks/scale_out.py`` (docs/scale-out.md)."""
 
 
+THREAD_SHARD_SIZE = 50
+"""Cases per shard of a run on the thread runner that gives no ``--shard-size``. The shards run
+one after another there, so sharding buys no speed: it bounds what the flow holds and writes at
+once. A shard's rows (eight executions a pair, outputs up to twice the sandbox's output cap
+each) are written, and its outputs let go, as it finishes, so a night of 2,000 cases holds one
+shard's, not 2,000 cases'. 50 cases keep the pool's drain at each shard's end and a shard's
+orchestration to about 1 % of its work (``benchmarks/nightly_overhead.py``)."""
+
+
 def shard_default() -> int | None:
     """The shard size a new run of this flow takes when it gives none: :data:`DASK_SHARD_SIZE`
-    when the flow run's task runner is a Dask cluster; ``None`` (one shard per batch) on the
-    thread runner, whose shards would run one after another anyway."""
+    when the flow run's task runner is a Dask cluster, :data:`THREAD_SHARD_SIZE` on the thread
+    runner; ``None`` (one shard per batch) outside any flow run."""
     from prefect.context import FlowRunContext
 
     ctx = FlowRunContext.get()
@@ -177,7 +187,7 @@ def shard_default() -> int | None:
         return None
     from prefect_dask.task_runners import DaskTaskRunner
 
-    return DASK_SHARD_SIZE if isinstance(runner, DaskTaskRunner) else None
+    return DASK_SHARD_SIZE if isinstance(runner, DaskTaskRunner) else THREAD_SHARD_SIZE
 
 
 def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

@@ -90,7 +90,7 @@ class RunParams(BaseModel):
     shard_size: int | None = Field(default=None, ge=1)
     """Cases per shard of the sandbox and score stages: a batch's cases are split into shards
     run at once through the flow's task runner, each written with its checkpoint as it finishes
-    (default: one shard per batch on the thread runner; on a Dask cluster, 5, measured)."""
+    (default: 50 on the thread runner, 5 on a Dask cluster, measured)."""
     max_judge_calls: int | None = Field(default=None, ge=1)
     """Adaptive evaluation: start no batch that would take the judge calls sent past this
     (at the rate seen so far)."""

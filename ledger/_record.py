@@ -53,6 +53,7 @@ class StageRecord(Generic[In, R]):
         payload_exclude: Any = None,
         restore_rows: RestoreRows | None = None,
         payload_keys: Callable[[R], dict[str, Any]] | None = None,
+        kept: Callable[[R], R] | None = None,
     ) -> None:
         self.name = name
         """The stage's name (``stage_outputs.stage``)."""
@@ -66,6 +67,17 @@ class StageRecord(Generic[In, R]):
         # Extra payload entries that find the excluded rows again (e.g. their ids); the
         # restore reads them and they are dropped before the result is rebuilt.
         self._keys = payload_keys
+        self._kept = kept
+
+    def kept(self, result: R) -> R:
+        """What a run holds in memory of ``result`` once its rows are in the ledger.
+
+        By default the result itself. A stage whose rows carry bulky text (the
+        sandbox's captured outputs) leaves it out here, so a long run holds one
+        shard's text at a time, not every shard's; whoever needs it reads it back
+        from the ledger.
+        """
+        return result if self._kept is None else self._kept(result)
 
     def payload(self, result: R) -> dict[str, Any]:
         """The result as JSON, minus fields that live in their own ledger tables."""

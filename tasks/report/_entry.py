@@ -154,15 +154,16 @@ def publish(
     The history shown is what the ledger knew when the run finished. With
     ``sandbox``, each command agent's transcript (its scrubbed output and its
     gateway's request log) is written under ``transcripts/``, and each pair's
-    reproduction-test executions under ``outputs/``, where the case rows link. Returns the folder. Call it inside the flow run, so the
-    artifacts link to it; a run with no flow run (``artifacts=False``) has
-    only its files.
+    reproduction-test executions under ``outputs/``, where the case rows link
+    (their outputs read from the ledger, which holds the run's rows by then).
+    Returns the folder. Call it inside the flow run, so the artifacts link to
+    it; a run with no flow run (``artifacts=False``) has only its files.
     """
     history = load_history(ledger, until_run_id=summary.run_id)
     paths = write_report(summary, history, out_dir)
     if sandbox is not None:
         write_transcripts(sandbox, paths.md.parent)
-        write_outputs(sandbox, paths.md.parent)
+        write_outputs(sandbox, paths.md.parent, ledger)
     if artifacts:
         # The UI's artifact: the short summary (gate, headline, reproduction, change since the
         # last nightly, where the report is). The whole report's tables, cells that never wrap

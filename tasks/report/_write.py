@@ -210,42 +210,87 @@ def write_transcripts(sandbox: SandboxResult | Sequence[PairResult], out_dir: Pa
     return written
 
 
-def write_outputs(sandbox: SandboxResult | Sequence[PairResult], out_dir: Path) -> list[Path]:
+OUTPUTS_CHUNK = 200
+"""Pairs whose outputs are read from the ledger at once by :func:`write_outputs`."""
+
+
+def write_outputs(
+    sandbox: SandboxResult | Sequence[PairResult],
+    out_dir: Path,
+    ledger: Ledger | None = None,
+) -> list[Path]:
     """Each pair's reproduction-test executions: ``outputs/<case>/<agent>.txt``.
 
     One block per execution, in tree, rewrite and repeat order: what ran, its
     status, exit code and seconds, then its captured output (capped by the
     sandbox; the test's own text, so untrusted, and written as plain text
     only). A pair whose test never ran has no file. Returns the files written.
+
+    With ``ledger``, outputs are read from its ``observations`` rows (by
+    observation id, :data:`OUTPUTS_CHUNK` pairs at a time): a run keeps its
+    sandbox result without them once written. Without, from the observations
+    themselves.
     """
+    pairs = [p for p in _pairs(sandbox) if p.observations]
     written = []
-    for pair in _pairs(sandbox):
-        if not pair.observations:
-            continue
-        path = out_dir / outputs_path(pair.case_id, pair.agent_version, pair.sample)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sample = f" (sample {pair.sample})" if pair.sample else ""
-        lines = [
-            f"reproduction test of {pair.agent_version} on case {pair.case_id}{sample}",
-            f"outcome: {pair.outcome.value}" + (f" ({pair.reason})" if pair.reason else ""),
-            f"test sha256: {pair.test_hash}",
-            f"executions: {len(pair.observations)}",
-        ]
-        runs = sorted(
-            pair.observations,
-            key=lambda o: (str(o.tree), -1 if o.rewrite is None else o.rewrite, o.repeat or 0),
-        )
-        for o in runs:
-            tree = f"{o.tree}" + (f", rewrite {o.rewrite}" if o.rewrite is not None else "")
-            lines += [
-                "",
-                f"--- {tree}, repeat {o.repeat}: {o.status.value}, exit {o.exit_code}, "
-                f"{o.duration_s}s ---",
-                o.output or "(no output)",
-            ]
-        _write_atomic(path, "\n".join(lines) + "\n")
-        written.append(path)
+    for start in range(0, len(pairs), OUTPUTS_CHUNK):
+        chunk = pairs[start : start + OUTPUTS_CHUNK]
+        outputs = _stored_outputs(ledger, chunk) if ledger is not None else None
+        for pair in chunk:
+            written.append(_write_pair_outputs(pair, out_dir, outputs))
     return written
+
+
+def _stored_outputs(ledger: Ledger, pairs: Sequence[PairResult]) -> dict[str, str | None]:
+    ids = [o.observation_id for p in pairs for o in p.observations]
+    table = ledger.query_arrow(
+        "SELECT observation_id, output FROM observations WHERE list_contains(?, observation_id)",
+        [ids],
+    )
+    found = dict(
+        zip(
+            table.column("observation_id").to_pylist(),
+            table.column("output").to_pylist(),
+            strict=True,
+        )
+    )
+    missing = [i for i in ids if i not in found]
+    if missing:  # the pairs' rows are written before any report: a gap is a broken ledger
+        raise TerminalError(
+            f"{len(missing)} execution(s) of the run are not in the ledger (first: "
+            f"{missing[0]}); their outputs cannot be written",
+            file=str(ledger.path),
+        )
+    return found
+
+
+def _write_pair_outputs(
+    pair: PairResult, out_dir: Path, outputs: dict[str, str | None] | None
+) -> Path:
+    path = out_dir / outputs_path(pair.case_id, pair.agent_version, pair.sample)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sample = f" (sample {pair.sample})" if pair.sample else ""
+    lines = [
+        f"reproduction test of {pair.agent_version} on case {pair.case_id}{sample}",
+        f"outcome: {pair.outcome.value}" + (f" ({pair.reason})" if pair.reason else ""),
+        f"test sha256: {pair.test_hash}",
+        f"executions: {len(pair.observations)}",
+    ]
+    runs = sorted(
+        pair.observations,
+        key=lambda o: (str(o.tree), -1 if o.rewrite is None else o.rewrite, o.repeat or 0),
+    )
+    for o in runs:
+        tree = f"{o.tree}" + (f", rewrite {o.rewrite}" if o.rewrite is not None else "")
+        output = o.output if outputs is None else outputs[o.observation_id]
+        lines += [
+            "",
+            f"--- {tree}, repeat {o.repeat}: {o.status.value}, exit {o.exit_code}, "
+            f"{o.duration_s}s ---",
+            output or "(no output)",
+        ]
+    _write_atomic(path, "\n".join(lines) + "\n")
+    return path
 
 
 def _pairs(sandbox: SandboxResult | Sequence[PairResult]) -> Sequence[PairResult]:

@@ -140,11 +140,40 @@ def _restore(payload: dict[str, Any], store: Ledger, run_id: str) -> dict[str, A
     return {"pairs": pairs}
 
 
+def without_outputs(result: SandboxResult) -> SandboxResult:
+    """``result`` with each execution's captured output left in the ledger.
+
+    Outputs are the stage's bulk (up to twice the output cap per execution, and
+    a reproduction test decides how much it prints); no later stage reads them,
+    and the report reads them back from ``observations`` (``write_outputs``). So
+    a run holds one shard's outputs at a time, never every shard's.
+    """
+    if not any(o.output is not None for p in result.pairs for o in p.observations):
+        return result
+    return result.model_copy(
+        update={
+            "pairs": [
+                p.model_copy(
+                    update={
+                        "observations": [
+                            o if o.output is None else o.model_copy(update={"output": None})
+                            for o in p.observations
+                        ]
+                    }
+                )
+                for p in result.pairs
+            ]
+        }
+    )
+
+
 RECORD: StageRecord[SandboxInputs, SandboxResult] = StageRecord(
     "sandbox",
     SandboxResult,
     rows=_rows,
     payload_exclude={"pairs": {"__all__": {"observations"}}},
     restore_rows=_restore,
+    kept=without_outputs,
 )
-"""Observations, contract checks and agent runs go to their tables; the rest is the payload."""
+"""Observations, contract checks and agent runs go to their tables; the rest is the payload.
+Once written, the run keeps the result without the executions' outputs."""

@@ -231,11 +231,11 @@ def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_ow
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_the_shard_default_follows_the_flow_s_task_runner() -> None:
-    """Inside a flow on a Dask cluster the default is the measured size; on threads, none."""
+    """Inside a flow the default is the size measured for its task runner; outside, none."""
     from prefect import flow
     from prefect.task_runners import TaskRunner
 
-    from flows._runner import DASK_SHARD_SIZE, shard_default
+    from flows._runner import DASK_SHARD_SIZE, THREAD_SHARD_SIZE, shard_default
 
     threads: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
     dask: TaskRunner[Any] = DaskTaskRunner(
@@ -250,6 +250,6 @@ def test_the_shard_default_follows_the_flow_s_task_runner() -> None:
     def on_dask() -> int | None:
         return shard_default()
 
-    assert on_threads() is None
+    assert on_threads() == THREAD_SHARD_SIZE != DASK_SHARD_SIZE
     assert on_dask() == DASK_SHARD_SIZE
     assert shard_default() is None  # outside any flow run

@@ -111,11 +111,22 @@ def test_nightly_on_the_demo_corpus(ledger: Ledger, tmp_path: Path) -> None:
         )
     }
     assert sum(per_pair.values()) == 360
+    # The run keeps its sandbox result without outputs once written; the files have them
+    # all, read back from the ledger.
+    printed: dict[tuple[str, str], list[str]] = {}
+    for r in ledger.query(
+        "SELECT case_id, agent_version, output FROM observations WHERE run_id = ? "
+        "AND output IS NOT NULL AND trim(output) <> ''",
+        [run],
+    ):
+        printed.setdefault((r["case_id"], r["agent_version"]), []).append(r["output"])
+    assert sum(map(len, printed.values())) > 300
     for (case_id, agent), n in per_pair.items():
         link = f"outputs/{case_id}/{agent}.txt"
         assert f"]({link})" in md and f'href="{link}"' in html
         text = (out / link).read_text()
         assert text.startswith(f"reproduction test of {agent} on case {case_id}\n")
         assert text.count("\n--- ") == n and f"executions: {n}\n" in text
+        assert all(o in text for o in printed.get((case_id, agent), [])), (case_id, agent)
     assert by_case["cond-closed-account"].candidate_outputs is None
     assert not (out / "outputs" / "cond-closed-account" / "candidate-recorded.txt").exists()

@@ -1,0 +1,126 @@
+"""A run holds one shard's bulk at a time: each shard is written as it returns, its future let
+go, and what the run keeps of it is what its stage's record keeps (Prefect's thread runner,
+a real DuckDB file; memory traced with tracemalloc)."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from bughunt.models import Observation, Status
+from flows._checkpoint import Checkpoints
+from ledger import Ledger, StageInputs, StageRecord
+from tasks.sandbox import RECORD, SandboxResult
+from tasks.sandbox._entry import without_outputs
+from tasks.sandbox._stage import PairResult
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+BULK = 8 * 1024 * 1024
+"""Bytes of text each shard's result carries (a shard of chatty reproduction tests)."""
+SHARDS = 6
+
+
+class Part(StageInputs):
+    index: int
+
+
+class Bulky(BaseModel):
+    index: int
+    text: str = ""
+
+
+BULKY: StageRecord[Part, Bulky] = StageRecord(
+    "bulky",
+    Bulky,
+    payload_exclude={"text"},
+    kept=lambda result: result.model_copy(update={"text": ""}),
+)
+
+
+def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
+    """Six shards of 8 MB each, one after another: the run's traced peak stays near two
+    shards' (the one being written and the next one made), not six; each kept result has
+    no text. Holding every shard's future to the end, or the results as returned, would
+    peak at six shards' (48 MB)."""
+    from prefect import flow, task
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    @task(cache_policy=None)
+    def make(part: Part) -> Bulky:
+        time.sleep(0.5)
+        return Bulky(index=part.index, text=chr(ord("a") + part.index) * BULK)
+
+    store = Ledger(tmp_path / "l.duckdb")
+    store.migrate()
+
+    @flow(task_runner=ThreadPoolTaskRunner(max_workers=1))
+    def shards() -> tuple[list[tuple[Bulky, bool]], int]:
+        checkpoints = Checkpoints(store, "run-bulky")
+        parts = [Part(run_id="run-bulky", ledger=store, index=i) for i in range(SHARDS)]
+        tracemalloc.start()
+        try:
+            done = checkpoints.run_shards(BULKY, parts, Bulky(index=-1), make.submit)
+            _current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        return done, peak
+
+    done, peak = shards()
+    assert [(r.index, r.text, resumed) for r, resumed in done] == [
+        (i, "", False) for i in range(SHARDS)
+    ]
+    assert peak < 3 * BULK, f"{peak / BULK:.1f} shards' bulk held at once"
+    assert store.query("SELECT count(*) AS n FROM stage_outputs WHERE stage = 'bulky'") == [
+        {"n": SHARDS}
+    ]
+
+
+def _result(outputs: list[str | None]) -> SandboxResult:
+    observations = [
+        Observation(
+            observation_id=f"o{i}",
+            id=f"r{i}",
+            run_id="r",
+            case_id="c",
+            agent_version="a",
+            kind="repro:buggy",
+            status=Status.FAIL,
+            output=text,
+            repeat=i,
+        )
+        for i, text in enumerate(outputs)
+    ]
+    pair = PairResult(
+        case_id="c",
+        case_hash="h",
+        agent_version="a",
+        family="f",
+        report=None,
+        unusable_reason=None,
+        outcome="reproduced",
+        reason=None,
+        test_hash="t",
+        agent_seconds=None,
+        observations=observations,
+    )
+    return SandboxResult(image="i", image_id="sha", swept=[], pairs=[pair])
+
+
+def test_the_sandbox_keeps_no_outputs_once_written() -> None:
+    """The sandbox's record keeps a written result without its outputs and changes nothing
+    else; a result with none is kept as it is."""
+    full = _result(["x" * 100, None, "y"])
+    kept = RECORD.kept(full)
+    assert [o.output for o in kept.observations()] == [None, None, None]
+    assert [o.model_dump(exclude={"output"}) for o in kept.observations()] == [
+        o.model_dump(exclude={"output"}) for o in full.observations()
+    ]
+    assert kept.model_dump(exclude={"pairs"}) == full.model_dump(exclude={"pairs"})
+    assert RECORD.payload(kept) == RECORD.payload(full)
+    bare = _result([None])
+    assert without_outputs(bare) is bare
