@@ -13,6 +13,7 @@ own identity, so a change anywhere upstream reaches every stage after it.
 
 from __future__ import annotations
 
+import functools
 import gc
 import queue
 import time
@@ -30,6 +31,11 @@ if TYPE_CHECKING:  # shards are Prefect futures; a run with no flow run imports 
     from prefect.futures import PrefectFuture
 
 In = TypeVar("In", bound=StageInputs)
+
+
+def _put(into: queue.SimpleQueue[int], index: int, _future: object) -> None:
+    """A future's done callback: its shard's index into the queue the flow waits on."""
+    into.put(index)
 
 
 def _unheard(**_: object) -> None:
@@ -138,7 +144,7 @@ class Checkpoints:
                 told(resumed=True)
             else:
                 pending[index] = submit(shards[index])
-                pending[index].add_done_callback(lambda _f, i=index: finished_shards.put(i))
+                pending[index].add_done_callback(functools.partial(_put, finished_shards, index))
         failure: BaseException | None = None
         while pending:
             index = finished_shards.get()

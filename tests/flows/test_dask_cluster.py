@@ -8,6 +8,7 @@ own: every piece is the process it would be on a team's machines.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -91,10 +92,9 @@ def containers_removed(run_ids: list[str]) -> Iterator[None]:
         api = docker.from_env().api
         for run_id in run_ids:
             for c in api.containers(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
-                try:
+                # NotFound: its own run removed it in between
+                with contextlib.suppress(docker.errors.NotFound):
                     api.remove_container(c["Id"], force=True)
-                except docker.errors.NotFound:  # its own run removed it in between
-                    pass
 
 
 def observations(store: Ledger, run_id: str) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -48,9 +49,10 @@ def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
     no text. Holding every shard's future to the end, or the results as returned, would
     peak at six shards' (48 MB)."""
     from prefect import flow, task
-    from prefect.task_runners import ThreadPoolTaskRunner
+    from prefect.cache_policies import NONE
+    from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-    @task(cache_policy=None)
+    @task(cache_policy=NONE)
     def make(part: Part) -> Bulky:
         time.sleep(0.5)
         return Bulky(index=part.index, text=chr(ord("a") + part.index) * BULK)
@@ -58,7 +60,9 @@ def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
     store = Ledger(tmp_path / "l.duckdb")
     store.migrate()
 
-    @flow(task_runner=ThreadPoolTaskRunner(max_workers=1))
+    threads: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
+
+    @flow(task_runner=threads)
     def shards() -> tuple[list[tuple[Bulky, bool]], int]:
         checkpoints = Checkpoints(store, "run-bulky")
         parts = [Part(run_id="run-bulky", ledger=store, index=i) for i in range(SHARDS)]
@@ -84,7 +88,6 @@ def _result(outputs: list[str | None]) -> SandboxResult:
     observations = [
         Observation(
             observation_id=f"o{i}",
-            id=f"r{i}",
             run_id="r",
             case_id="c",
             agent_version="a",
