@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
 import queue
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from bughunt.hashing import hash_json
+from bughunt.hashing import canonical_json, hash_json
 from bughunt.models import StageOutput
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 
@@ -55,6 +56,8 @@ class Checkpoints:
         # Results handed out by this run, by object identity, with their stage identity
         # (the result is kept alive here, so its id is never reused).
         self._results: dict[int, tuple[BaseModel, str]] = {}
+        # Canonical JSON of frozen inputs, by object identity (see _dumped).
+        self._dumps: dict[int, tuple[object, bytes]] = {}
         if store.path.exists():
             table = store.query_arrow(
                 "SELECT * FROM stage_outputs WHERE run_id = ? ORDER BY recorded_at", [run_id]
@@ -66,20 +69,44 @@ class Checkpoints:
         """The hash a stage's checkpoint is found by: its inputs' and settings' dump.
 
         Fields declared ``exclude`` are left out; an earlier stage's result
-        stands as its own identity.
+        stands as its own identity. The hash is ``hash_json`` of
+        ``{field: dump, ..., "settings": dump}``, built here from each field's
+        canonical JSON so that a frozen value many shards share (the corpus) is
+        dumped once per run, not once per shard.
         """
-        parts: dict[str, Any] = {}
+        fragments: dict[str, bytes] = {}
         for name, field in type(inputs).model_fields.items():
             if field.exclude:
                 continue
             value = getattr(inputs, name)
             known = self._results.get(id(value))
             if known is not None and known[0] is value:
-                parts[name] = {"stage": known[1]}
+                fragments[name] = canonical_json({"stage": known[1]})
             else:
-                parts[name] = to_jsonable_python(value, bytes_mode="base64")
-        parts["settings"] = to_jsonable_python(settings, bytes_mode="base64")
-        return hash_json(parts)
+                fragments[name] = self._dumped(value)
+        fragments["settings"] = canonical_json(to_jsonable_python(settings, bytes_mode="base64"))
+        # canonical_json of the dict, joined from its values' own canonical JSON: sorted keys,
+        # compact separators (tests/flows/test_shard_memory.py checks it against hash_json).
+        digest = hashlib.sha256(b"{")
+        for i, name in enumerate(sorted(fragments)):
+            digest.update(b"," if i else b"")
+            digest.update(canonical_json(name) + b":")
+            digest.update(fragments[name])
+        digest.update(b"}")
+        return digest.hexdigest()
+
+    def _dumped(self, value: object) -> bytes:
+        """``value``'s canonical JSON; a frozen model's is kept for the run (by identity,
+        with the value kept alive, so its id is never reused)."""
+        shared = isinstance(value, BaseModel) and value.model_config.get("frozen", False)
+        if shared:
+            kept = self._dumps.get(id(value))
+            if kept is not None and kept[0] is value:
+                return kept[1]
+        dumped = canonical_json(to_jsonable_python(value, bytes_mode="base64"))
+        if shared:
+            self._dumps[id(value)] = (value, dumped)
+        return dumped
 
     def combine(self, result: R, parts: Sequence[BaseModel]) -> R:
         """Register ``result``, made from stage results ``parts``, to stand as their combination.
