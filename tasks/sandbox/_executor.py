@@ -44,7 +44,7 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -114,6 +114,20 @@ done
 echo oom_kill=unknown
 """
 _OOM_LINE = re.compile(r"oom_kill=(\d+)")
+
+
+@contextlib.contextmanager
+def _removed_if_failing(container: Any, what: str) -> Iterator[None]:
+    """Remove ``container`` when the block fails; an engine error is raised as
+    :class:`SandboxEngineError` saying the step (``what``) that failed."""
+    try:
+        yield
+    except (APIError, requests.RequestException) as exc:
+        remove_quietly(container)
+        raise engine_error(exc, what) from exc
+    except BaseException:
+        remove_quietly(container)
+        raise
 
 
 class _Remover:
@@ -245,16 +259,10 @@ class Executor:
 
     def _launch_once(self, entry: list[str]) -> tuple[Any, str, Any]:
         container = self._start_container()
-        try:
+        with _removed_if_failing(container, "start the execution in a started container"):
             api = self._client.api
             exec_id = api.exec_create(container.id, entry, stdin=True)["Id"]
             sock = api.exec_start(exec_id, socket=True)
-        except (APIError, requests.RequestException) as exc:
-            remove_quietly(container)
-            raise engine_error(exc, "start the execution in a started container") from exc
-        except BaseException:
-            remove_quietly(container)
-            raise
         with self._count_lock:
             self.containers_started += 1
         return container, exec_id, sock
@@ -262,14 +270,8 @@ class Executor:
     def _start_container(self) -> Any:
         """A new container of this executor's configuration, started (removed again if it fails)."""
         container = create_container(self._client, self._config)
-        try:
+        with _removed_if_failing(container, "start a container"):
             container.start()
-        except (APIError, requests.RequestException) as exc:
-            remove_quietly(container)
-            raise engine_error(exc, "start a container") from exc
-        except BaseException:
-            remove_quietly(container)
-            raise
         return container
 
     def run(
