@@ -115,11 +115,12 @@ def _run_batch(
 ) -> None:
     """One batch's sandbox, flake-update and score stages.
 
-    The sandbox stage, and the score stage, go in shards of ``--shard-size`` cases
-    (default: the whole batch), submitted at once through the flow's task runner. A
-    batch in one shard probes the judge in its score stage unless the run is adaptive; a
-    batch in several leaves the summary over every pair, and the probes, to one score
-    stage after the last batch (:func:`evaluate`).
+    The sandbox stage, and the score stage, go in shards of ``--shard-size`` cases (the
+    run's recorded size, its task runner's default when it gave none; with none at all,
+    the whole batch), submitted at once through the flow's task runner. A batch in one
+    shard probes the judge in its score stage unless the run is adaptive; a batch in
+    several leaves the summary over every pair, and the probes, to one score stage after
+    the last batch (:func:`evaluate`).
     """
     started = time.perf_counter()
     size = ctx.params.shard_size or len(cases)
