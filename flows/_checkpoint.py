@@ -19,7 +19,7 @@ import hashlib
 import queue
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -52,18 +52,20 @@ class Checkpoints:
     def __init__(self, store: Ledger, run_id: str) -> None:
         self.store = store
         self.run_id = run_id
-        self._done: dict[tuple[str, str], StageOutput] = {}
+        # The (stage, identity) of every checkpoint the run has, not their payloads: a long run
+        # would hold every shard's payload twice (here and in its result); a restore reads its
+        # payload from the ledger.
+        self._done: set[tuple[str, str]] = set()
         # Results handed out by this run, by object identity, with their stage identity
         # (the result is kept alive here, so its id is never reused).
         self._results: dict[int, tuple[BaseModel, str]] = {}
         # Canonical JSON of frozen inputs, by object identity (see _dumped).
         self._dumps: dict[int, tuple[object, bytes]] = {}
         if store.path.exists():
-            table = store.query_arrow(
-                "SELECT * FROM stage_outputs WHERE run_id = ? ORDER BY recorded_at", [run_id]
-            )
-            for out in arrow_to_rows(StageOutput, table):
-                self._done[(out.stage, out.inputs_hash)] = out
+            for row in store.query(
+                "SELECT DISTINCT stage, inputs_hash FROM stage_outputs WHERE run_id = ?", [run_id]
+            ):
+                self._done.add((row["stage"], row["inputs_hash"]))
 
     def identity(self, inputs: StageInputs, settings: BaseModel) -> str:
         """The hash a stage's checkpoint is found by: its inputs' and settings' dump.
@@ -132,7 +134,7 @@ class Checkpoints:
         written in one transaction.
         """
         key = self.identity(inputs, settings)
-        restored = self._restore(record, key)
+        restored = self._restore(record, key, self._payloads(record, [key]))
         if restored is not None:
             return restored, True
         started = time.perf_counter()
@@ -164,8 +166,9 @@ class Checkpoints:
         pending: dict[int, PrefectFuture[R]] = {}
         finished_shards: queue.SimpleQueue[int] = queue.SimpleQueue()
         started = time.perf_counter()
+        payloads = self._payloads(record, keys)
         for index, key in enumerate(keys):
-            restored = self._restore(record, key)
+            restored = self._restore(record, key, payloads)
             if restored is not None:
                 out[index] = (restored, True)
                 told(resumed=True)
@@ -192,11 +195,23 @@ class Checkpoints:
             raise failure
         return [out[index] for index in range(len(shards))]
 
-    def _restore(self, record: StageRecord[In, R], key: str) -> R | None:
-        done = self._done.get((record.name, key))
-        if done is None:
+    def _payloads(self, record: StageRecord[In, R], keys: Sequence[str]) -> dict[str, Any]:
+        """The stored payloads of ``record``'s checkpoints among ``keys`` (the latest of each)."""
+        found = [k for k in keys if (record.name, k) in self._done]
+        if not found:
+            return {}
+        table = self.store.query_arrow(
+            "SELECT * FROM stage_outputs WHERE run_id = ? AND stage = ? "
+            "AND list_contains(?, inputs_hash) ORDER BY recorded_at",
+            [self.run_id, record.name, found],
+        )
+        return {out.inputs_hash: out.payload for out in arrow_to_rows(StageOutput, table)}
+
+    def _restore(self, record: StageRecord[In, R], key: str, payloads: dict[str, Any]) -> R | None:
+        payload = payloads.pop(key, None)
+        if payload is None:
             return None
-        result = record.kept(record.restore(done.payload, self.store, self.run_id))
+        result = record.kept(record.restore(payload, self.store, self.run_id))
         self._results[id(result)] = (result, key)
         return result
 
@@ -219,7 +234,8 @@ class Checkpoints:
         )
         self.store.write([*rows, checkpoint])
         del rows
-        self._done[(record.name, key)] = checkpoint
+        self._done.add((record.name, key))
+        del checkpoint
         result = record.kept(result)
         self._results[id(result)] = (result, key)
         return result

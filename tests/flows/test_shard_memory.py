@@ -23,6 +23,8 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 BULK = 8 * 1024 * 1024
 """Bytes of text each shard's result carries (a shard of chatty reproduction tests)."""
+NOTE = 4 * 1024 * 1024
+"""Bytes of text each shard's payload carries (its checkpoint in the ledger)."""
 SHARDS = 6
 
 
@@ -33,21 +35,26 @@ class Part(StageInputs):
 class Bulky(BaseModel):
     index: int
     text: str = ""
+    """Bulk that goes to rows of its own (left out of the payload)."""
+    note: str = ""
+    """Bulk the payload keeps (the checkpoint a resume reads)."""
 
 
 BULKY: StageRecord[Part, Bulky] = StageRecord(
     "bulky",
     Bulky,
     payload_exclude={"text"},
-    kept=lambda result: result.model_copy(update={"text": ""}),
+    kept=lambda result: result.model_copy(update={"text": "", "note": ""}),
 )
 
 
 def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
-    """Six shards of 8 MB each, one after another: the run's traced peak stays near two
-    shards' (the one being written and the next one made), not six; each kept result has
-    no text. Holding every shard's future to the end, or the results as returned, would
-    peak at six shards' (48 MB)."""
+    """Six shards of 12 MB each, one after another: the run's traced peak stays near two
+    shards' (the one being written and the next one made), not six, and once they are
+    written the run holds none of their bulk, nor their payloads; each kept result has no
+    text. Holding every shard's future to the end, or the results as returned, would peak
+    at six shards' (72 MB); keeping the written checkpoints would hold 24 MB at the end. A
+    resume reads the payloads back from the ledger."""
     from prefect import flow, task
     from prefect.cache_policies import NONE
     from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
@@ -55,7 +62,8 @@ def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
     @task(cache_policy=NONE)
     def make(part: Part) -> Bulky:
         time.sleep(0.5)
-        return Bulky(index=part.index, text=chr(ord("a") + part.index) * BULK)
+        letter = chr(ord("a") + part.index)
+        return Bulky(index=part.index, text=letter * BULK, note=letter.upper() * NOTE)
 
     store = Ledger(tmp_path / "l.duckdb")
     store.migrate()
@@ -63,22 +71,31 @@ def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
     threads: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
 
     @flow(task_runner=threads)
-    def shards() -> tuple[list[tuple[Bulky, bool]], int]:
+    def shards() -> tuple[list[tuple[Bulky, bool]], int, int]:
         checkpoints = Checkpoints(store, "run-bulky")
         parts = [Part(run_id="run-bulky", ledger=store, index=i) for i in range(SHARDS)]
         tracemalloc.start()
         try:
             done = checkpoints.run_shards(BULKY, parts, Bulky(index=-1), make.submit)
-            _current, peak = tracemalloc.get_traced_memory()
+            current, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        return done, peak
+        return done, current, peak
 
-    done, peak = shards()
-    assert [(r.index, r.text, resumed) for r, resumed in done] == [
-        (i, "", False) for i in range(SHARDS)
+    done, current, peak = shards()
+    assert [(r.index, r.text, r.note, resumed) for r, resumed in done] == [
+        (i, "", "", False) for i in range(SHARDS)
     ]
-    assert peak < 3 * BULK, f"{peak / BULK:.1f} shards' bulk held at once"
+    shard = BULK + NOTE
+    assert peak < 3 * shard, f"{peak / shard:.1f} shards' bulk held at once"
+    assert current < NOTE, f"{current / NOTE:.1f} payloads' bulk held after the last shard"
+    resumed = Checkpoints(store, "run-bulky").run_shards(
+        BULKY,
+        [Part(run_id="run-bulky", ledger=store, index=i) for i in range(SHARDS)],
+        Bulky(index=-1),
+        make.submit,
+    )
+    assert [(r.index, was) for r, was in resumed] == [(i, True) for i in range(SHARDS)]
     assert store.query("SELECT count(*) AS n FROM stage_outputs WHERE stage = 'bulky'") == [
         {"n": SHARDS}
     ]
