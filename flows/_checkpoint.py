@@ -88,7 +88,7 @@ class Checkpoints:
                 fragments[name] = self._dumped(value)
         fragments["settings"] = canonical_json(to_jsonable_python(settings, bytes_mode="base64"))
         # canonical_json of the dict, joined from its values' own canonical JSON: sorted keys,
-        # compact separators (tests/flows/test_shard_memory.py checks it against hash_json).
+        # compact separators (tests/flows/test_checkpoint_identity.py checks it against hash_json).
         digest = hashlib.sha256(b"{")
         for i, name in enumerate(sorted(fragments)):
             digest.update(b"," if i else b"")
