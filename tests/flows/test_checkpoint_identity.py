@@ -43,20 +43,19 @@ class Settings(BaseModel):
 EARLIER: StageRecord[Shard, Earlier] = StageRecord("earlier", Earlier)
 
 
-def _old_identity(points: Checkpoints, inputs: Shard, settings: BaseModel) -> str:
-    """The identity as it was computed before: one hash_json over the whole dump."""
-    parts: dict[str, Any] = {}
-    for name, field in type(inputs).model_fields.items():
-        if field.exclude:
-            continue
-        value = getattr(inputs, name)
-        known = points._results.get(id(value))
-        if known is not None and known[0] is value:
-            parts[name] = {"stage": known[1]}
-        else:
-            parts[name] = to_jsonable_python(value, bytes_mode="base64")
-    parts["settings"] = to_jsonable_python(settings, bytes_mode="base64")
-    return hash_json(parts)
+def _expected(big: Big, earlier_key: str, case_ids: list[str], settings: Settings) -> str:
+    """The identity written out by hand: ``hash_json`` of every field's dump (the earlier
+    stage's result as its own key, bytes as base64) and the settings'."""
+    return hash_json(
+        {
+            "big": big.model_dump(mode="json"),
+            "earlier": {"stage": earlier_key},
+            "case_ids": case_ids,
+            "note": "AP8=",
+            "run_id": "run-ident",
+            "settings": settings.model_dump(mode="json"),
+        }
+    )
 
 
 def test_identity_is_the_canonical_hash_with_the_shared_input_dumped_once(
@@ -85,7 +84,8 @@ def test_identity_is_the_canonical_hash_with_the_shared_input_dumped_once(
     keys = [points.identity(s, Settings()) for s in shards]
     assert sum(value is big for value in dumped) == 1  # 21 identities, one dump
     monkeypatch.setattr(checkpoint, "to_jsonable_python", real)
-    assert keys == [_old_identity(points, s, Settings()) for s in shards]
+    earlier_key = points.identity(seed, Settings())
+    assert keys == [_expected(big, earlier_key, s.case_ids, Settings()) for s in shards]
     assert len(set(keys)) == len(shards)
     # another object with the same content has the same identity; other content another
     twin = Big(name="c", cases=[dict(c) for c in big.cases])
