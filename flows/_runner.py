@@ -35,6 +35,7 @@ __all__ = [
     "DASK_WORKERS_ENV",
     "TASK_RUNNER_ENV",
     "THREAD_SHARD_SIZE",
+    "WORKER_CONFIG",
     "RunnerKind",
     "check_runner_env",
     "dask_task_runner",
@@ -49,6 +50,19 @@ DASK_ADDRESS_ENV = "BUGHUNT_DASK_ADDRESS"
 """Environment variable naming an existing Dask scheduler to use."""
 DASK_WORKERS_ENV = "BUGHUNT_DASK_WORKERS"
 """Environment variable: worker processes of the local Dask cluster."""
+
+WORKER_CONFIG: dict[str, Any] = {
+    # Dask's own sampling profiler walks every thread's stack every 10 ms, holding the GIL
+    # a slot's engine I/O waits on; it only feeds the dashboard, which is off.
+    "distributed.worker.profile.enabled": False,
+    # The worker and its nanny read the process's memory every 100 ms; once a second still
+    # pauses or restarts a worker long before a shard can fill its memory.
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+}
+"""Dask settings (dotted keys, as the nanny sets them) for the local cluster's workers: a
+Dask worker's own defaults are made for many small tasks; a shard is minutes of one task. The same settings for a cluster started
+with Dask's commands are given as environment variables in docs/scale-out.md."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -81,6 +95,8 @@ def dask_task_runner(address: str | None = None, n_workers: int = 2) -> TaskRunn
             "threads_per_worker": 1,
             # No dashboard: it would take port 8787 and clash between runs.
             "dashboard_address": None,
+            # Handed to each worker's nanny, which sets it in the worker process.
+            "config": WORKER_CONFIG,
         }
     )
     return runner

@@ -231,6 +231,9 @@ def agent_trace(
 
 _Made = tuple[CaseTrees, RewriteCheck | None, Files]
 
+Executors = dict[str, tuple[Executor, str]]
+"""Per target name, the executor that runs its cases and the id of its image."""
+
 
 class _Window:
     """How many cases' trees are held at once: what the thread that makes them ahead waits on."""
@@ -545,9 +548,10 @@ def _contract(
     run_id: str,
     known: Mapping[str, ContractCheck],
     images: RunImages | None = None,
+    executors: Executors | None = None,
 ) -> tuple[list[ContractCheck], dict[str, str]]:
-    """New contract checks (each target's in its own image), and the reason per case that
-    breaks the contract."""
+    """New contract checks (each target's in its own image, on ``executors`` when given), and
+    the reason per case that breaks the contract."""
     if not settings.check_contract:
         return [], {}
     todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
@@ -561,6 +565,7 @@ def _contract(
         images or RunImages({}),
         run_id,
         recorded=True,
+        executors=executors,
     )
     by_case = {c.case_id: c for c in new}
     for case_id in case_ids:
@@ -586,11 +591,14 @@ def _checks_in_images(
     run_id: str,
     *,
     recorded: bool,
+    executors: Executors | None = None,
 ) -> list[ContractCheck]:
     """The contract checks of ``case_ids``, each target's suite in its own image (each check
-    names ``run_id`` when ``recorded``: a run's, not ``bughunt corpus check``'s)."""
+    names ``run_id`` when ``recorded``: a run's, not ``bughunt corpus check``'s), on
+    ``executors`` when given, else on executors of their own."""
     with contextlib.ExitStack() as stack:
-        executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
+        if executors is None:
+            executors = _executors(stack, corpus, run_id, image, "", client, Limits(), images)
         return check_contract(
             corpus,
             case_ids,
@@ -635,8 +643,10 @@ def _run_jobs(
     images: RunImages | None = None,
     model_keys: Mapping[str, str | None] | None = None,
     corpus: Corpus,
+    executors: Executors | None = None,
 ) -> list[PairResult]:
-    """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name).
+    """Every job's pair, scrubbed of every agent's secrets (``secrets``, by agent name), on
+    ``executors`` when given (made with ``Limits()``), else on executors of their own.
 
     Each agent with a network table gets one gateway for the stage, holding
     its model's key (``model_keys``, by agent name), removed when the stage ends.
@@ -657,7 +667,8 @@ def _run_jobs(
     )
     images = images or RunImages({})
     with contextlib.ExitStack() as stack:
-        executors = _executors(stack, corpus, run_id, image, image_id, client, limits, images)
+        if executors is None:
+            executors = _executors(stack, corpus, run_id, image, image_id, client, limits, images)
         gateways = _start_gateways(stack, jobs, run_id, client, image, model_keys or {})
         env = _Env(run_id, settings, image, image_id, limits, client, executors, secrets, scrubber)
         env = dataclasses.replace(env, images=images, gateways=gateways)
@@ -685,7 +696,7 @@ def _executors(
     client: Any,
     limits: Limits,
     images: RunImages,
-) -> dict[str, tuple[Executor, str]]:
+) -> Executors:
     """One executor per target of ``corpus`` (one per distinct image), closed with ``stack``:
     a target with an environment runs in its image, the others in the base ``image``."""
     by_image: dict[str, tuple[Executor, str]] = {}
@@ -757,7 +768,12 @@ def run_sandbox(
     images = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
     unbuilt = _unbuilt_targets(corpus, case_ids, images)
     jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
-    with _rewriting_ahead(jobs):  # cases are rewritten while the contract and the pairs run
+    with (
+        _rewriting_ahead(jobs),  # cases are rewritten while the contract and the pairs run
+        contextlib.ExitStack() as stack,
+    ):
+        # One set of cells for the contract and the pairs: a shard starts its cells once.
+        executors = _executors(stack, corpus, run_id, image, image_id, client, Limits(), images)
         checks, broken = _contract(
             corpus,
             [c for c in case_ids if c not in unbuilt],
@@ -768,6 +784,7 @@ def run_sandbox(
             run_id,
             known_checks or {},
             images,
+            executors,
         )
         broken |= unbuilt
         failed += [
@@ -797,6 +814,7 @@ def run_sandbox(
             images=images,
             model_keys=model_keys,
             corpus=corpus,
+            executors=executors,
         )
     pairs = sorted([*results, *failed], key=pair_order)
     return SandboxResult(

@@ -52,6 +52,25 @@ def test_dask_switch_builds_a_local_process_cluster() -> None:
     assert runner.cluster_kwargs["processes"] is True
 
 
+def test_local_workers_run_without_dask_s_sampling_profiler() -> None:
+    """The local cluster's worker processes get the runner's settings: no sampling profiler
+    (it takes the GIL every 10 ms from a slot waiting on the engine), slower monitors."""
+    import dask
+
+    def settings(dask_worker: Any) -> tuple[object, ...]:
+        return (
+            dask.config.get("distributed.worker.profile.enabled"),
+            dask.config.get("distributed.worker.memory.monitor-interval"),
+            "profile" in dask_worker.periodic_callbacks,
+        )
+
+    runner = dask_task_runner(n_workers=1)
+    assert isinstance(runner, DaskTaskRunner)
+    kwargs = runner.cluster_kwargs
+    with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
+        assert list(client.run(settings).values()) == [(False, "1s", False)]
+
+
 def test_dask_switch_connects_to_a_given_scheduler() -> None:
     """BUGHUNT_DASK_ADDRESS points the runner at an existing scheduler instead of a new cluster."""
     runner = task_runner_from_env(

@@ -122,6 +122,39 @@ def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
     assert (by_case[bad].reason or "").startswith("buggy tree could not be prepared: ")
 
 
+@pytest.mark.docker
+def test_a_stage_starts_its_cells_once_for_the_contract_and_the_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_id: str
+) -> None:
+    """With one slot, a stage (a shard on a Dask worker) checks its case's contract and runs
+    its pairs in one cell: the contract's cell is not killed to start another for the pairs."""
+    from tasks.sandbox._cell import CellExecutor
+
+    started: list[str] = []
+    new_cell = CellExecutor._new_cell
+
+    def counted(self: CellExecutor) -> object:
+        cell = new_cell(self)
+        started.append(cell.id)
+        return cell
+
+    monkeypatch.setattr(CellExecutor, "_new_cell", counted)
+    case = "cmp-withdraw-exact-balance"
+    corpus = load_corpus(mini_corpus(tmp_path / "repo", [case]))
+    agent = next(a for a in corpus.config.agents if a.name == "baseline-recorded")
+    result = run_sandbox(
+        corpus,
+        case_ids=[case],
+        agents=[agent],
+        case_hashes={case: "h-" + case},
+        run_id=run_id,
+        settings=SandboxSettings(repeats=1, workers=1),
+    )
+    assert [c.status.value for c in result.checks] == ["ok"]
+    assert result.pairs[0].outcome is ReproOutcome.REPRODUCED
+    assert len(started) == 1, started
+
+
 def test_verify_answers_an_unusable_report_before_asking_the_engine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
