@@ -64,7 +64,7 @@ def pool_size(requested: int | None, environ: Mapping[str, str] | None = None) -
     host says what it can take. Elsewhere ``requested``, or the CPU count.
     A bad ``BUGHUNT_SLOTS`` raises :class:`InputError` naming it.
     """
-    if not _on_dask_worker():
+    if not on_dask_worker():
         return requested or os.cpu_count() or 1
     env = os.environ if environ is None else environ
     raw = env.get(SLOTS_ENV, "").strip() or "1"
@@ -73,7 +73,8 @@ def pool_size(requested: int | None, environ: Mapping[str, str] | None = None) -
     return min(int(raw), requested) if requested else int(raw)
 
 
-def _on_dask_worker() -> bool:
+def on_dask_worker() -> bool:
+    """True in a Dask worker's task thread: a shard running on a cluster."""
     # Only a Dask worker process has imported distributed and runs tasks in a worker thread.
     distributed = sys.modules.get("distributed")
     if distributed is None:

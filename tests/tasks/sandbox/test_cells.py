@@ -271,3 +271,44 @@ def test_a_cell_refuses_an_output_cap_too_small_for_its_status_line(
     """The status line comes last: a tail shorter than it could lose it, so such a cap is refused."""
     with pytest.raises(InputError, match="output_cap_bytes"):
         CellExecutor(run_id=run_id, client=docker_client, limits=Limits(output_cap_bytes=100))
+
+
+@pytest.mark.docker
+def test_on_a_dask_worker_the_next_shard_takes_the_last_one_s_idle_cell(
+    docker_client: Any, sandbox_image: str, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker runs a run's shards one after another, each closing its executor: the next
+    executor made alike takes the idle cell (its executions still start from nothing), one
+    made otherwise never does, and a cell no shard takes is removed after ``PARK_S``."""
+    import tasks.sandbox._cell as cells
+
+    monkeypatch.setattr(cells, "on_dask_worker", lambda: True)
+    monkeypatch.setattr(cells, "PARK_S", 2.0)
+    with CellExecutor(run_id=run_id, client=docker_client) as first:
+        traces = first.run(["sh", "-c", LEAVE_TRACES], workspace=PASSING_TEST)
+    assert traces.output.endswith("wrote\n")
+    assert len(_containers(docker_client, run_id)) == 1  # parked, not killed
+    with CellExecutor(run_id=run_id, client=docker_client) as second:
+        looked = second.run(["python3", "-c", LOOK_AROUND], workspace=PASSING_TEST)
+    assert second.containers_started == 0
+    assert looked.output.splitlines()[2:] == NOTHING_LEFT, looked.output
+    with CellExecutor(
+        run_id=run_id, client=docker_client, limits=Limits(pids=200)
+    ) as other:  # other limits: another kind of cell
+        other.run(["true"])
+    assert other.containers_started == 1
+    assert len(_containers(docker_client, run_id)) == 2
+    deadline = time.monotonic() + 20
+    while _containers(docker_client, run_id) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _containers(docker_client, run_id) == []
+
+
+@pytest.mark.docker
+def test_outside_a_dask_worker_a_closed_executor_keeps_no_cell(
+    docker_client: Any, sandbox_image: str, run_id: str
+) -> None:
+    """In the flow's own process (the thread runner) closing an executor removes its cells."""
+    with CellExecutor(run_id=run_id, client=docker_client) as executor:
+        executor.run(["true"])
+    assert _containers(docker_client, run_id) == []
