@@ -6,10 +6,17 @@ and the test executions. The same nightly (``repeats = 1``, simulated judge,
 no probes) runs three times, each on a ledger of its own so that none finds
 another's contract checks:
 
-- ``single``: today's single-process stage, Prefect's thread runner, one shard
-  with 2 inner workers;
+- ``single``: today's single-process stage, Prefect's thread runner, its own
+  shards (``THREAD_SHARD_SIZE`` cases) with 2 inner workers;
 - ``dask×1`` and ``dask×2``: a local Dask cluster of 1 and 2 worker processes
   (one thread and one slot each), the stage in shards of ``--shard-size``.
+
+A shared 2-core machine drifts by a fifth over the hour the runs take, more
+than the effects measured, so the runs go in the order single, dask×2,
+dask×1, dask×2, single, and each figure of single and dask×2 is the mean of
+its two runs: a drift linear in time cancels out of both ratios, since both
+pairs of runs are centred on dask×1. Each run's own wall is printed, so the
+drift shows. ``--once`` runs each set-up once (single, dask×2, dask×1).
 
 The stage's wall time is read from its checkpoints: each shard's
 ``stage_outputs.duration_s`` counts from the moment the stage's shards were
@@ -27,7 +34,7 @@ Prefect API of its own on one SQLite file, which on two cores costs the Dask
 runs a third of their speed. The first line printed says which it was.
 
 Run: ``python -m benchmarks.scale_out [--cases 200] [--shard-size 5]
-[--keep DIR]``. Last line: the speed-up of 2 workers over 1.
+[--once] [--keep DIR]``. Last line: the speed-up of 2 workers over 1.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import math
 import os
 import pickle
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Sequence
@@ -156,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--shard-size", type=int, default=5)
     parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
+    parser.add_argument("--once", action="store_true", help="each set-up once, no drift check")
     args = parser.parse_args(argv)
     private_prefect()
     os.environ.pop("BUGHUNT_SLOTS", None)  # one slot per worker
@@ -167,22 +176,27 @@ def main(argv: Sequence[str] | None = None) -> None:
         warm_up()
         walls: dict[str, tuple[float, int]] = {}
         counts: dict[str, int] = {}
-        for name, runner, size in (
-            ("single", None, None),
-            ("dask2", dask_task_runner(n_workers=2), args.shard_size),
-            ("dask1", dask_task_runner(n_workers=1), args.shard_size),
-        ):
+        order = ["single-a", "dask2-a", "dask1"] + ([] if args.once else ["dask2-b", "single-b"])
+        for name in order:
+            workers = {"dask2": 2, "dask1": 1}.get(name.split("-")[0])
+            runner = dask_task_runner(n_workers=workers) if workers else None
+            size = args.shard_size if workers else None
             ledger = nightly(folder / "corpus", folder, name, runner, size)
             walls[name] = sandbox_wall(ledger, f"nightly-{name}")
             counts[name] = executions(ledger, f"nightly-{name}")
+            print(f"run {name:9} {walls[name][0]:7.1f} s ({walls[name][1]} shards)", flush=True)
         loaded = load_corpus(folder / "corpus")  # the biggest part of a shard's inputs
         payload = len(pickle.dumps(loaded))
         per_shard = orchestration_per_shard(loaded)
-        written = write_per_shard(folder / "dask2.duckdb", "nightly-dask2", args.shard_size, folder)
+        written = write_per_shard(
+            folder / "dask2-a.duckdb", "nightly-dask2-a", args.shard_size, folder
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
-    one, two, single = walls["dask1"][0], walls["dask2"][0], walls["single"][0]
+    one = walls["dask1"][0]
+    two = statistics.fmean(w for n, (w, _s) in walls.items() if n.startswith("dask2"))
+    single = statistics.fmean(w for n, (w, _s) in walls.items() if n.startswith("single"))
     per_case = one / len(ids)  # one slot: a case's whole sandbox work, serially
     # a case's executions: its contract check's two suite runs and its reproduction tests
     per_execution = one / max(1, counts["dask1"] + 2 * len(ids))
@@ -193,13 +207,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(f"corpus:         {len(ids)} synthetic cases × 2 replay agents, repeats = 1")
     print(f"executions:     {counts} (each run the same work)")
-    print(f"single process: {single:7.1f} s  (thread runner, 1 shard, 2 inner workers)")
+    runs = "1 run" if args.once else "mean of 2 runs"
+    print(
+        f"single process: {single:7.1f} s  (thread runner, {walls['single-a'][1]} shard(s), "
+        f"2 inner workers; {runs})"
+    )
     print(
         f"dask × 1:       {one:7.1f} s  ({walls['dask1'][1]} shards of {args.shard_size}, 1 slot)"
     )
     print(
-        f"dask × 2:       {two:7.1f} s  ({walls['dask2'][1]} shards of {args.shard_size}, 1 slot each)"
+        f"dask × 2:       {two:7.1f} s  ({walls['dask2-a'][1]} shards of {args.shard_size}, "
+        f"1 slot each; {runs})"
     )
+    if not args.once:
+        print(
+            f"drift:          second run / first: single {walls['single-b'][0] / walls['single-a'][0]:.2f}, "
+            f"dask × 2 {walls['dask2-b'][0] / walls['dask2-a'][0]:.2f}"
+        )
     print(f"throughput:     {len(ids) / two * 3600 / 2:,.0f} cases per worker-hour (dask × 2)")
     print(f"per case:       {per_case:.2f} s of one slot")
     print(
