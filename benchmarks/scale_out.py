@@ -81,6 +81,25 @@ def executions(ledger: Path, run_id: str) -> int:
     )
 
 
+def outside_executions(ledger: Path, run_id: str, slots: int, wall: float) -> float:
+    """The share of the stage's slot time (``slots`` × its wall) spent outside executions (its
+    reproduction tests' and contract suites' own seconds): orchestration, cells, Python work.
+
+    A drifting machine slows the executions and the rest alike, so this share moves far less
+    between runs than a wall time does."""
+    store = Ledger(ledger)
+    tests = store.query(
+        "SELECT coalesce(sum(duration_s), 0) AS s FROM observations "
+        "WHERE run_id = ? AND source = 'sandbox'",
+        [run_id],
+    )[0]["s"]
+    suites = store.query(
+        "SELECT coalesce(sum(duration_s), 0) AS s FROM contract_checks WHERE run_id = ?",
+        [run_id],
+    )[0]["s"]
+    return 1.0 - (float(tests) + float(suites)) / max(slots * wall, 1e-9)
+
+
 def nightly(corpus: Path, folder: Path, name: str, runner: Any, shard_size: int | None) -> Path:
     """One nightly on ``corpus`` with ``runner`` (None: the thread runner), in a ledger of its own."""
     from flows import RunParams, nightly_flow
@@ -176,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         warm_up()
         walls: dict[str, tuple[float, int]] = {}
         counts: dict[str, int] = {}
+        outside: dict[str, float] = {}
         order = ["single-a", "dask2-a", "dask1"] + ([] if args.once else ["dask2-b", "single-b"])
         for name in order:
             workers = {"dask2": 2, "dask1": 1}.get(name.split("-")[0])
@@ -184,7 +204,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             ledger = nightly(folder / "corpus", folder, name, runner, size)
             walls[name] = sandbox_wall(ledger, f"nightly-{name}")
             counts[name] = executions(ledger, f"nightly-{name}")
-            print(f"run {name:9} {walls[name][0]:7.1f} s ({walls[name][1]} shards)", flush=True)
+            slots = 1 if name == "dask1" else 2
+            outside[name] = outside_executions(ledger, f"nightly-{name}", slots, walls[name][0])
+            print(
+                f"run {name:9} {walls[name][0]:7.1f} s ({walls[name][1]} shards), "
+                f"{outside[name]:.1%} of its slot time outside executions",
+                flush=True,
+            )
         loaded = load_corpus(folder / "corpus")  # the biggest part of a shard's inputs
         payload = len(pickle.dumps(loaded))
         per_shard = orchestration_per_shard(loaded)
@@ -224,6 +250,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"drift:          second run / first: single {walls['single-b'][0] / walls['single-a'][0]:.2f}, "
             f"dask × 2 {walls['dask2-b'][0] / walls['dask2-a'][0]:.2f}"
         )
+    shares = {
+        kind: statistics.fmean(v for n, v in outside.items() if n.startswith(kind))
+        for kind in ("single", "dask2", "dask1")
+    }
+    print(
+        f"outside executions: single {shares['single']:.1%}, dask × 2 {shares['dask2']:.1%}, "
+        f"dask × 1 {shares['dask1']:.1%} of slot time (orchestration, cells, Python work)"
+    )
     print(f"throughput:     {len(ids) / two * 3600 / 2:,.0f} cases per worker-hour (dask × 2)")
     print(f"per case:       {per_case:.2f} s of one slot")
     print(
