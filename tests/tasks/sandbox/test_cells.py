@@ -312,3 +312,26 @@ def test_outside_a_dask_worker_a_closed_executor_keeps_no_cell(
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
         executor.run(["true"])
     assert _containers(docker_client, run_id) == []
+
+
+@pytest.mark.docker
+def test_a_parked_cell_that_died_is_replaced(
+    docker_client: Any, sandbox_image: str, run_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parked cell killed before the next shard takes it costs that shard a new cell, not
+    an error."""
+    import tasks.sandbox._cell as cells
+
+    monkeypatch.setattr(cells, "on_dask_worker", lambda: True)
+    with CellExecutor(run_id=run_id, client=docker_client) as first:
+        first.run(["true"])
+    for cid in _containers(docker_client, run_id):
+        docker_client.api.kill(cid)
+    try:
+        with CellExecutor(run_id=run_id, client=docker_client) as second:
+            after = second.run(["echo", "next"])
+        assert (after.exit_code, after.output) == (0, "next\n")
+        assert second.containers_started == 1
+    finally:
+        cells._PARKING.release()
+    assert _containers(docker_client, run_id) == []
