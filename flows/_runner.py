@@ -61,8 +61,8 @@ WORKER_CONFIG: dict[str, Any] = {
     "distributed.admin.system-monitor.interval": "2s",
 }
 """Dask settings (dotted keys, as the nanny sets them) for the local cluster's workers: a
-Dask worker's own defaults are made for many small tasks; a shard is minutes of one task. The same settings for a cluster started
-with Dask's commands are given as environment variables in docs/scale-out.md."""
+Dask worker's own defaults are made for many small tasks; a shard is minutes of one task.
+docs/scale-out.md gives the same settings as environment variables for ``dask worker``."""
 
 P = ParamSpec("P")
 R = TypeVar("R")

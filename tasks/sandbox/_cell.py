@@ -293,8 +293,11 @@ class _Parking:
             now = time.monotonic()
             with self._lock:
                 expired = [c for entries in self._cells.values() for t, c, _ in entries if t <= now]
-                for key, entries in self._cells.items():
-                    self._cells[key] = [e for e in entries if e[0] > now]
+                self._cells = {
+                    key: kept
+                    for key, entries in self._cells.items()
+                    if (kept := [e for e in entries if e[0] > now])
+                }
             for cell in expired:
                 remove_quietly(cell)
 
