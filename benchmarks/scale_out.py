@@ -3,16 +3,16 @@
 The corpus (``benchmarks/_synthetic.py``) has N cases generated from the demo
 target, with two replay agents, so the sandbox work is the contract checks
 and the test executions. The same nightly (``repeats = 1``, simulated judge,
-no probes) runs three times, each on a ledger of its own so that none finds
-another's contract checks:
+no probes) runs five times (three set-ups, two of them twice), each on a
+ledger of its own so that none finds another's contract checks:
 
 - ``single``: today's single-process stage, Prefect's thread runner, its own
   shards (``THREAD_SHARD_SIZE`` cases) with 2 inner workers;
 - ``dask×1`` and ``dask×2``: a local Dask cluster of 1 and 2 worker processes
   (one thread and one slot each), the stage in shards of ``--shard-size``.
 
-A shared 2-core machine drifts by a fifth over the hour the runs take, more
-than the effects measured, so the runs go in the order single, dask×2,
+A shared 2-core machine drifts: two identical dask×2 runs half an hour apart
+took 756 s and 1,049 s, far more than the effects measured, so the runs go in the order single, dask×2,
 dask×1, dask×2, single, and each figure of single and dask×2 is the mean of
 its two runs: a drift linear in time cancels out of both ratios, since both
 pairs of runs are centred on dask×1. Each run's own wall is printed, so the
