@@ -116,6 +116,29 @@ def raw_socket(sock: Any) -> socket.socket:
     return inner
 
 
+def taken_with_headers(sock: Any) -> bytes:
+    """The stream's first bytes that the engine's HTTP response read along with its headers.
+
+    docker-py parses the upgrade's status line and headers through a buffered
+    reader, whose first read takes whatever the socket already holds: when a
+    process prints at once and the reading thread was slow to get the GIL, that
+    is the first frames of its output. They are in that reader, not on the
+    socket, so reading the socket alone would lose them (or fall out of step
+    with the framing mid-frame). Call with the socket already non-blocking: a
+    reader with nothing buffered then makes one read that finds nothing, or
+    the next bytes, which are the stream's just the same.
+    """
+    response = getattr(sock, "_response", None)
+    reader = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
+    if reader is None:  # a plain socket, not a hijacked engine response
+        return b""
+    try:
+        early = reader.read1(_CHUNK)
+    except (OSError, ValueError):  # TLS wanting a read (nothing there), or already closed
+        return b""
+    return bytes(early or b"")
+
+
 def pump(
     sock: Any,
     payload: bytes,
@@ -137,6 +160,9 @@ def pump(
     """
     raw = raw_socket(sock)
     raw.setblocking(False)
+    early = taken_with_headers(sock)
+    if early:
+        sink(early)
     view = memoryview(payload)
     sent = 0
     with selectors.DefaultSelector() as selector:
