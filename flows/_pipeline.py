@@ -22,7 +22,7 @@ from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
 from flows._progress import StageProgress, terminal
-from flows._runner import run_stage, shard_default
+from flows._runner import RunnerStart, run_stage, shard_default
 from flows._tasks import run_logger, stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
@@ -66,6 +66,13 @@ class _Chain:
         """Whether stages run as Prefect tasks (inside a flow run) or as their plain functions."""
         self.ran: list[str] = []
         self.resumed: list[str] = []
+        self.runner: RunnerStart | None = None
+        """The flow's Dask cluster coming up while the flow goes on (:meth:`start_runner`)."""
+
+    def start_runner(self) -> None:
+        """Start the flow's task runner's workers now, for the shards to come."""
+        if self.orchestrated and self.runner is None:
+            self.runner = RunnerStart()
 
     def say(self) -> Callable[[str], None]:
         """Where progress lines go: the flow run's log (none when not orchestrated)."""
@@ -96,6 +103,8 @@ class _Chain:
         if not self.orchestrated:  # shards go through a flow's task runner
             raise ValueError(f"the {record.name} stage's shards need a flow run")
         task = stage_task(record.name)
+        if self.runner is not None:  # the stage's clock starts with its workers up
+            self.runner.wait()
         with StageProgress(
             record.name, "shards", len(shards), self.say(), bars=terminal()
         ) as shown:
@@ -160,12 +169,14 @@ def run_pipeline(
         classify.ClassifyInputs(**ids, corpus=corpus, pr_diff=pr_diff),
         classify.ClassifySettings(hash_cache=hash_cache),
     )
+    planned = set(classified.plan.stages) if classified.planned_case_ids else set()
+    if PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned:
+        chain.start_runner()  # a Dask cluster comes up while the corpus is hashed
     hashed = chain.stage(
         hash_corpus.RECORD,
         hash_corpus.HashInputs(**ids, corpus=corpus, classify=classified),
         hash_corpus.HashSettings(hash_cache=hash_cache),
     )
-    planned = set(classified.plan.stages) if classified.planned_case_ids else set()
     evaluated = None
     if PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned:
         evaluated = evaluate(

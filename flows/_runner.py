@@ -19,6 +19,7 @@ one at a time, a Dask cluster on its workers.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -36,7 +37,9 @@ __all__ = [
     "TASK_RUNNER_ENV",
     "THREAD_SHARD_SIZE",
     "WORKER_CONFIG",
+    "WORKER_PRELOAD",
     "RunnerKind",
+    "RunnerStart",
     "check_runner_env",
     "dask_task_runner",
     "run_stage",
@@ -63,6 +66,9 @@ WORKER_CONFIG: dict[str, Any] = {
 """Dask settings (dotted keys, as the nanny sets them) for the local cluster's workers: a
 Dask worker's own defaults are made for many small tasks; a shard is minutes of one task.
 docs/scale-out.md gives the same settings as environment variables for ``dask worker``."""
+
+WORKER_PRELOAD = "flows.dask_worker"
+"""The module every worker loads as it starts (``dask worker --preload flows.dask_worker``)."""
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -97,6 +103,8 @@ def dask_task_runner(address: str | None = None, n_workers: int = 2) -> TaskRunn
             "dashboard_address": None,
             # Handed to each worker's nanny, which sets it in the worker process.
             "config": WORKER_CONFIG,
+            # Each worker imports the stages as it starts, not when its first shard arrives.
+            "preload": [WORKER_PRELOAD],
         }
     )
     return runner
@@ -204,6 +212,50 @@ def shard_default() -> int | None:
     from prefect_dask.task_runners import DaskTaskRunner
 
     return DASK_SHARD_SIZE if isinstance(runner, DaskTaskRunner) else THREAD_SHARD_SIZE
+
+
+class RunnerStart:
+    """The flow run's Dask cluster, started in a thread of its own while the flow goes on.
+
+    prefect-dask makes its local cluster (a scheduler, and worker processes that each import
+    the stages) on the first submit, about 4 s on two cores, inside the stage that submits
+    first. Started here instead, once a run's plan has a sandbox or score stage, it comes up
+    while the flow hashes the corpus and prepares the shards; :meth:`wait` before the first
+    submit. An existing cluster (``BUGHUNT_DASK_ADDRESS``) gets its client the same way. On
+    the thread runner, and outside a flow run, nothing starts.
+    """
+
+    def __init__(self) -> None:
+        from prefect.context import FlowRunContext
+
+        ctx = FlowRunContext.get()
+        runner = getattr(ctx, "task_runner", None) if ctx is not None else None
+        self._failed: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if runner is None or "prefect_dask" not in type(runner).__module__:
+            return
+        self._thread = threading.Thread(
+            target=self._start, args=(runner,), name="dask-cluster-start", daemon=True
+        )
+        self._thread.start()
+
+    def _start(self, runner: Any) -> None:
+        try:
+            runner.client  # noqa: B018  (the property makes the cluster and its client)
+        except BaseException as exc:  # raised in the flow's thread by wait()
+            self._failed = exc
+
+    @property
+    def started(self) -> bool:
+        """Whether a cluster is being (or was) started."""
+        return self._thread is not None
+
+    def wait(self) -> None:
+        """Return once the cluster is up; raise what stopped it, as the first submit would."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._failed is not None:
+            raise self._failed
 
 
 def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:

@@ -71,6 +71,62 @@ def test_local_workers_run_without_dask_s_sampling_profiler() -> None:
         assert list(client.run(settings).values()) == [(False, "1s", False)]
 
 
+def test_local_workers_import_the_stages_as_they_start() -> None:
+    """Each worker of the local cluster has the stages and Prefect's task engine imported
+    before any task reaches it (its preload), not when its first shard arrives."""
+    modules = ("flows._tasks", "tasks.sandbox", "tasks.score", "prefect.task_engine")
+    probe = f"[m in __import__('sys').modules for m in {modules!r}]"  # a builtin: imports nothing
+    runner = dask_task_runner(n_workers=1)
+    assert isinstance(runner, DaskTaskRunner)
+    with LocalCluster(**runner.cluster_kwargs) as cluster, Client(cluster) as client:
+        assert list(client.run(eval, probe).values()) == [[True] * len(modules)]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_flow_s_dask_cluster_comes_up_before_its_first_submit() -> None:
+    """RunnerStart makes the flow's local cluster in a thread while the flow goes on; after
+    wait() its client and workers are there, before anything was submitted. The thread runner
+    starts nothing; a cluster that cannot start raises its error from wait()."""
+    from prefect import flow
+    from prefect.context import FlowRunContext
+
+    from flows._runner import RunnerStart
+
+    dask: Any = dask_task_runner(n_workers=1)
+    threads: Any = ThreadPoolTaskRunner(max_workers=1)
+
+    @flow(task_runner=dask)
+    def on_dask() -> int:
+        start = RunnerStart()
+        assert start.started
+        start.wait()
+        ctx: Any = FlowRunContext.get()  # the flow run's own copy of the runner
+        client = ctx.task_runner._client  # made by the start, not by a submit
+        assert client is not None
+        return len(client.scheduler_info()["workers"])
+
+    @flow(task_runner=threads)
+    def on_threads() -> bool:
+        start = RunnerStart()
+        start.wait()
+        return start.started
+
+    def no_cluster(**_kwargs: Any) -> Any:
+        raise RuntimeError("no cluster here")
+
+    unstartable: Any = DaskTaskRunner(cluster_class=no_cluster)
+
+    @flow(task_runner=unstartable)
+    def broken() -> None:
+        RunnerStart().wait()
+
+    assert on_dask() == 1
+    assert on_threads() is False
+    assert RunnerStart().started is False  # outside any flow run
+    with pytest.raises(RuntimeError, match="no cluster here"):
+        broken()
+
+
 def test_dask_switch_connects_to_a_given_scheduler() -> None:
     """BUGHUNT_DASK_ADDRESS points the runner at an existing scheduler instead of a new cluster."""
     runner = task_runner_from_env(
