@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # Prefect is imported where a runner is made: checking the se
     from prefect.task_runners import TaskRunner
 
 __all__ = [
+    "CLUSTER_CONFIG",
     "DASK_ADDRESS_ENV",
     "DASK_SHARD_SIZE",
     "DASK_WORKERS_ENV",
@@ -62,10 +63,21 @@ WORKER_CONFIG: dict[str, Any] = {
     # pauses or restarts a worker long before a shard can fill its memory.
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.admin.system-monitor.interval": "2s",
+    # Every Dask server checks its event loop's health every 20 ms: 50 wake-ups a second, each
+    # taking the GIL; twice a second still reports a loop blocked for the 3 s limit.
+    "distributed.admin.tick.interval": "500ms",
 }
 """Dask settings (dotted keys, as the nanny sets them) for the local cluster's workers: a
 Dask worker's own defaults are made for many small tasks; a shard is minutes of one task.
 docs/scale-out.md gives the same settings as environment variables for ``dask worker``."""
+
+CLUSTER_CONFIG: dict[str, Any] = {
+    key: value
+    for key, value in WORKER_CONFIG.items()
+    if key != "distributed.worker.profile.enabled"
+}
+"""The same monitors and ticks for what a local cluster runs in the flow's own process (its
+scheduler and the workers' nannies), set while :class:`RunnerStart` makes it."""
 
 WORKER_PRELOAD = "flows.dask_worker"
 """The module every worker loads as it starts (``dask worker --preload flows.dask_worker``)."""
@@ -240,8 +252,11 @@ class RunnerStart:
         self._thread.start()
 
     def _start(self, runner: Any) -> None:
+        import dask
+
         try:
-            runner.client  # noqa: B018  (the property makes the cluster and its client)
+            with dask.config.set(CLUSTER_CONFIG):  # read by the scheduler and nannies as made
+                runner.client  # noqa: B018  (the property makes the cluster and its client)
         except BaseException as exc:  # raised in the flow's thread by wait()
             self._failed = exc
 

@@ -54,7 +54,8 @@ def test_dask_switch_builds_a_local_process_cluster() -> None:
 
 def test_local_workers_run_without_dask_s_sampling_profiler() -> None:
     """The local cluster's worker processes get the runner's settings: no sampling profiler
-    (it takes the GIL every 10 ms from a slot waiting on the engine), slower monitors."""
+    (it takes the GIL every 10 ms from a slot waiting on the engine), slower monitors and
+    event-loop ticks."""
     import dask
 
     def settings(dask_worker: Any) -> tuple[object, ...]:
@@ -62,13 +63,14 @@ def test_local_workers_run_without_dask_s_sampling_profiler() -> None:
             dask.config.get("distributed.worker.profile.enabled"),
             dask.config.get("distributed.worker.memory.monitor-interval"),
             "profile" in dask_worker.periodic_callbacks,
+            dask_worker.periodic_callbacks["tick"].callback_time,
         )
 
     runner = dask_task_runner(n_workers=1)
     assert isinstance(runner, DaskTaskRunner)
     kwargs = runner.cluster_kwargs
     with LocalCluster(**kwargs) as cluster, Client(cluster) as client:
-        assert list(client.run(settings).values()) == [(False, "1s", False)]
+        assert list(client.run(settings).values()) == [(False, "1s", False, 500)]
 
 
 def test_local_workers_import_the_stages_as_they_start() -> None:
@@ -103,6 +105,12 @@ def test_a_flow_s_dask_cluster_comes_up_before_its_first_submit() -> None:
         ctx: Any = FlowRunContext.get()  # the flow run's own copy of the runner
         client = ctx.task_runner._client  # made by the start, not by a submit
         assert client is not None
+        # what runs in this process ticks and watches memory at the workers' pace
+        cluster = ctx.task_runner._cluster
+        assert cluster.scheduler.periodic_callbacks["tick"].callback_time == 500
+        for nanny in cluster.workers.values():
+            assert nanny.periodic_callbacks["tick"].callback_time == 500
+            assert nanny.periodic_callbacks["memory_monitor"].callback_time == 1000
         return len(client.scheduler_info()["workers"])
 
     @flow(task_runner=threads)
