@@ -24,8 +24,8 @@ submitted, so the latest is the stage's wall time. A local cluster's start
 (its scheduler, and worker processes that import the stages) is not in it:
 the flow starts the cluster while it hashes the corpus and submits once it is
 up, as a standing cluster would be (before, prefect-dask made it on the first
-submit, inside the stage's time). Prefect's orchestration per shard is measured apart: no-op tasks,
-each handed a payload the size of a shard's inputs, one after another through
+submit, inside the stage's time). Prefect's orchestration per shard is
+measured apart: no-op tasks, each handed a payload the size of a shard's inputs, one after another through
 a one-worker cluster, minus the same calls made plainly.
 
 The default shard size is chosen from these figures: the smallest size whose

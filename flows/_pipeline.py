@@ -170,7 +170,8 @@ def run_pipeline(
         classify.ClassifySettings(hash_cache=hash_cache),
     )
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
-    if PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned:
+    evaluates = PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned
+    if evaluates:
         chain.start_runner()  # a Dask cluster comes up while the corpus is hashed
     hashed = chain.stage(
         hash_corpus.RECORD,
@@ -178,7 +179,7 @@ def run_pipeline(
         hash_corpus.HashSettings(hash_cache=hash_cache),
     )
     evaluated = None
-    if PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned:
+    if evaluates:
         evaluated = evaluate(
             chain,
             RunContext(
