@@ -22,7 +22,7 @@ from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
 from flows._progress import StageProgress, terminal
-from flows._runner import RunnerStart, run_stage, shard_default
+from flows._runner import RunnerStart, run_stage, shard_default, submit_stage
 from flows._tasks import run_logger, stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
@@ -112,7 +112,7 @@ class _Chain:
                 record,
                 shards,
                 settings,
-                lambda inputs: task.submit(inputs, settings),
+                lambda inputs: submit_stage(task, inputs, settings),
                 finished=shown.advance,
             )
         (self.resumed if all(resumed for _r, resumed in done) else self.ran).append(record.name)

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bughunt.errors import InputError
 
 if TYPE_CHECKING:  # Prefect is imported where a runner is made: checking the settings needs none
     from prefect import Task
+    from prefect.futures import PrefectFuture
     from prefect.task_runners import TaskRunner
 
 __all__ = [
@@ -41,11 +43,14 @@ __all__ = [
     "WORKER_PRELOAD",
     "RunnerKind",
     "RunnerStart",
+    "Unwalked",
     "check_runner_env",
     "dask_task_runner",
     "run_stage",
     "shard_default",
+    "submit_stage",
     "task_runner_from_env",
+    "unboxed",
 ]
 
 TASK_RUNNER_ENV = "BUGHUNT_TASK_RUNNER"
@@ -82,7 +87,6 @@ scheduler and the workers' nannies), set while :class:`RunnerStart` makes it."""
 WORKER_PRELOAD = "flows.dask_worker"
 """The module every worker loads as it starts (``dask worker --preload flows.dask_worker``)."""
 
-P = ParamSpec("P")
 R = TypeVar("R")
 
 
@@ -273,10 +277,55 @@ class RunnerStart:
             raise self._failed
 
 
-def run_stage(task: Task[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """Run one stage task in the flow's own process (a Prefect task run all the same) and
-    return its result.
+class Unwalked:
+    """A stage's inputs handed to its task in a box Prefect does not open.
+
+    Prefect walks every task parameter to its leaves, looking for futures and
+    states to wait on or to record as the task run's upstream: twice in the
+    flow at each submit through prefect-dask, and twice more in the task run
+    that receives it. A stage's inputs hold no future or state, only values
+    (the corpus, the ledger handle, earlier stages' results), so the walks
+    find nothing, but each costs time in proportion to the corpus, and every
+    shard carries the whole corpus: a night paid shards × corpus, in the flow
+    and in the workers, on the cores the executions run on
+    (docs/scale-out.md). Prefect walks into lists, tuples, dicts, dataclasses
+    and pydantic models only, so this plain object stops it; the stage's task
+    opens it (``flows._tasks``). Prefect's own ``opaque`` would do the same on
+    the thread runner, but it is a named tuple, which Dask's transport turns
+    into a plain tuple on its way to the worker.
+    """
+
+    __slots__ = ("inputs", "token")
+
+    def __init__(self, inputs: Any, token: str | None = None) -> None:
+        self.inputs = inputs
+        self.token = token or uuid.uuid4().hex
+
+    def __reduce__(self) -> tuple[type[Unwalked], tuple[Any, str]]:
+        return Unwalked, (self.inputs, self.token)
+
+    def __dask_tokenize__(self) -> tuple[str, str]:
+        """The box's own token for Dask's key, which names one task run whatever: a submit
+        through prefect-dask is keyed by its new task run's id too, so no two shards share a
+        key. Without it Dask tokenized the inputs by pickling and unpickling them twice more
+        per submit, to check that two pickles agree."""
+        return ("bughunt.Unwalked", self.token)
+
+
+def unboxed(handed: Any) -> Any:
+    """The inputs a stage's task was handed, out of their :class:`Unwalked` box if boxed."""
+    return handed.inputs if isinstance(handed, Unwalked) else handed
+
+
+def run_stage(task: Task[[Any, Any], R], inputs: Any, settings: Any) -> R:
+    """Run one stage task on ``(inputs, settings)`` in the flow's own process (a Prefect task
+    run all the same) and return its result.
 
     The task's own exception is raised here when it fails (after its retries).
     """
-    return task(*args, **kwargs)
+    return task(Unwalked(inputs), settings)
+
+
+def submit_stage(task: Task[[Any, Any], R], inputs: Any, settings: Any) -> PrefectFuture[R]:
+    """Submit one stage task (a shard) on ``(inputs, settings)`` through the flow's task runner."""
+    return task.submit(Unwalked(inputs), settings)

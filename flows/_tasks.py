@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bughunt.errors import TransientError
 from flows._progress import StageProgress, terminal
+from flows._runner import unboxed
 from ledger import StageRecord
 from tasks import classify, flakes, hash_corpus, report, sandbox, score
 
@@ -91,7 +92,7 @@ def _named(name: str, fn: StageFn) -> StageFn:
 
     @functools.wraps(fn)
     def stage(inputs: Any, settings: Any) -> Any:
-        return fn(inputs, settings)
+        return fn(unboxed(inputs), settings)  # handed boxed by run_stage and submit_stage
 
     stage.__name__ = stage.__qualname__ = name.replace("-", "_")
     return stage

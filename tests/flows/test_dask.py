@@ -75,13 +75,16 @@ def test_local_workers_run_without_dask_s_sampling_profiler() -> None:
 
 def test_local_workers_import_the_stages_as_they_start() -> None:
     """Each worker of the local cluster has the stages and Prefect's task engine imported
-    before any task reaches it (its preload), not when its first shard arrives."""
+    before any task reaches it (its preload), not when its first shard arrives, and what they
+    made is frozen out of the collector's scans (tens of thousands of objects)."""
     modules = ("flows._tasks", "tasks.sandbox", "tasks.score", "prefect.task_engine")
     probe = f"[m in __import__('sys').modules for m in {modules!r}]"  # a builtin: imports nothing
+    frozen = "__import__('gc').get_freeze_count()"
     runner = dask_task_runner(n_workers=1)
     assert isinstance(runner, DaskTaskRunner)
     with LocalCluster(**runner.cluster_kwargs) as cluster, Client(cluster) as client:
         assert list(client.run(eval, probe).values()) == [[True] * len(modules)]
+        assert min(client.run(eval, frozen).values()) > 50_000
 
 
 @pytest.mark.usefixtures("prefect_harness")

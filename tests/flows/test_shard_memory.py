@@ -4,6 +4,8 @@ a real DuckDB file; memory traced with tracemalloc)."""
 
 from __future__ import annotations
 
+import gc
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -13,7 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from bughunt.models import Observation, Status
-from flows._checkpoint import Checkpoints
+from flows._checkpoint import Checkpoints, _heap_frozen
 from ledger import Ledger, StageInputs, StageRecord
 from tasks.sandbox import RECORD, SandboxResult
 from tasks.sandbox._entry import without_outputs
@@ -99,6 +101,78 @@ def test_shards_hold_one_shard_s_bulk_at_a_time(tmp_path: Path) -> None:
     assert store.query("SELECT count(*) AS n FROM stage_outputs WHERE stage = 'bulky'") == [
         {"n": SHARDS}
     ]
+
+
+def test_collections_during_the_shards_walk_only_what_the_stage_made(tmp_path: Path) -> None:
+    """While a stage's shards run, what was alive when they were submitted is frozen out of
+    the cyclic collector's scans (the flow collects after every written shard); once the
+    stage returns, or raises a shard's failure, nothing is left frozen, and what the
+    stage made is collected as before (the shards' bulk above)."""
+    from prefect import flow, task
+    from prefect.cache_policies import NONE
+    from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+
+    store = Ledger(tmp_path / "l.duckdb")
+    store.migrate()
+    seen: list[int] = []
+
+    @task(cache_policy=NONE)
+    def make(part: Part) -> Bulky:
+        seen.append(gc.get_freeze_count())
+        if part.index == 2:
+            raise RuntimeError("shard 2 failed")
+        return Bulky(index=part.index)
+
+    one: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
+
+    @flow(task_runner=one)
+    def shards(run_id: str, count: int) -> tuple[int, bool]:
+        before = len(gc.get_objects())
+        parts = [Part(run_id=run_id, ledger=store, index=i) for i in range(count)]
+        failed = False
+        try:
+            Checkpoints(store, run_id).run_shards(BULKY, parts, Bulky(index=-1), make.submit)
+        except RuntimeError:
+            failed = True
+        assert gc.get_freeze_count() == 0
+        return before, failed
+
+    assert gc.get_freeze_count() == 0
+    before, failed = shards("run-frozen", 2)
+    assert not failed
+    assert len(seen) == 2 and min(seen) > before // 2, (seen, before)
+    seen.clear()
+    assert shards("run-failing", 3)[1]
+    assert len(seen) == 3 and min(seen) > 0
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_heap_thaws_when_the_last_stage_that_froze_it_returns() -> None:
+    """Two stages of one process at once (a nightly and a PR run in one Python): the first
+    to return leaves the heap frozen for the other; the last thaws it."""
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    frozen_after_first: list[int] = []
+
+    def first() -> None:
+        with _heap_frozen():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(10)
+        with _heap_frozen():
+            second_in.set()
+            first_out.wait(10)
+            frozen_after_first.append(gc.get_freeze_count())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert frozen_after_first and frozen_after_first[0] > 0
+    assert gc.get_freeze_count() == 0
 
 
 def _result(outputs: list[str | None]) -> SandboxResult:
