@@ -189,7 +189,8 @@ def dask_cluster(tmp: Path, env: Mapping[str, str], workers: int = 2) -> Iterato
     """``dask scheduler`` and ``workers`` × ``dask worker --nthreads 1`` on 127.0.0.1, until exit.
 
     The workers run from the checkout with ``env`` (a Prefect server's, so their task runs
-    reach its API); each has one thread, so one shard at a time.
+    reach its API); each has one thread, so one shard at a time, and imports the stages as
+    it starts (``--preload flows.dask_worker``).
     """
     from distributed import Client
 
@@ -204,6 +205,7 @@ def dask_cluster(tmp: Path, env: Mapping[str, str], workers: int = 2) -> Iterato
             name = f"w{i}"
             argv = [DASK, "worker", address, "--name", name, "--nthreads", "1"]
             argv += ["--no-nanny", "--no-dashboard", "--host", "127.0.0.1"]
+            argv += ["--preload", "flows.dask_worker"]  # as docs/scale-out.md starts them
             procs[name] = stack.enter_context(background(argv, env, ROOT, tmp / f"{name}.log"))
         deadline = time.monotonic() + CLUSTER_START_TIMEOUT_S
         with Client(address, timeout=CLUSTER_START_TIMEOUT_S) as client:
