@@ -297,12 +297,9 @@ class Unwalked:
 
     __slots__ = ("inputs", "token")
 
-    def __init__(self, inputs: Any, token: str | None = None) -> None:
+    def __init__(self, inputs: Any) -> None:
         self.inputs = inputs
-        self.token = token or uuid.uuid4().hex
-
-    def __reduce__(self) -> tuple[type[Unwalked], tuple[Any, str]]:
-        return Unwalked, (self.inputs, self.token)
+        self.token = uuid.uuid4().hex
 
     def __dask_tokenize__(self) -> tuple[str, str]:
         """The box's own token for Dask's key, which names one task run whatever: a submit
