@@ -9,7 +9,8 @@ ledger of its own so that none finds another's contract checks:
 - ``single``: today's single-process stage, Prefect's thread runner, its own
   shards (``THREAD_SHARD_SIZE`` cases) with 2 inner workers;
 - ``dask×1`` and ``dask×2``: a local Dask cluster of 1 and 2 worker processes
-  (one thread and one slot each), the stage in shards of ``--shard-size``.
+  (one thread and one slot each), the stage in shards of ``--shard-size``,
+  the last ones shrinking (``shard_tail``, the default on Dask).
 
 A shared 2-core machine drifts: two identical dask×2 runs half an hour apart
 took 756 s and 1,049 s, far more than the effects measured, so the runs go in the order single, dask×2,
@@ -242,10 +243,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"2 inner workers; {runs})"
     )
     print(
-        f"dask × 1:       {one:7.1f} s  ({walls['dask1'][1]} shards of {args.shard_size}, 1 slot)"
+        f"dask × 1:       {one:7.1f} s  ({walls['dask1'][1]} shards of ≤ {args.shard_size}, 1 slot)"
     )
     print(
-        f"dask × 2:       {two:7.1f} s  ({walls['dask2-a'][1]} shards of {args.shard_size}, "
+        f"dask × 2:       {two:7.1f} s  ({walls['dask2-a'][1]} shards of ≤ {args.shard_size}, "
         f"1 slot each; {runs})"
     )
     if not args.once:

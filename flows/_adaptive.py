@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from bughunt.models import AgentVersion, JudgeCall, RunKind, VerdictOutcome
 from corpus import Corpus
+from flows._runner import plan_shards
 from flows.params import RunParams
 from judging.judges import JudgeConfig
 from ledger import StageInputs, StageRecord
@@ -117,14 +118,14 @@ def _run_batch(
 
     The sandbox stage, and the score stage, go in shards of ``--shard-size`` cases (the
     run's recorded size, its task runner's default when it gave none; with none at all,
-    the whole batch), submitted at once through the flow's task runner. A batch in one
+    the whole batch; the last ones smaller with ``--shard-tail``,
+    :func:`~flows._runner.plan_shards`), submitted at once through the flow's task runner. A batch in one
     shard probes the judge in its score stage unless the run is adaptive; a batch in
     several leaves the summary over every pair, and the probes, to one score stage after
     the last batch (:func:`evaluate`).
     """
     started = time.perf_counter()
-    size = ctx.params.shard_size or len(cases)
-    parts = [cases[i : i + size] for i in range(0, len(cases), size)]
+    parts = plan_shards(cases, ctx.params.shard_size, tail=bool(ctx.params.shard_tail))
     known = sandbox.known_checks(ctx.run["ledger"], ctx.corpus.name)  # before any shard writes
     shards = chain.shards(
         sandbox.RECORD,

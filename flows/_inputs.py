@@ -135,6 +135,16 @@ def _shard_size(store: Ledger, run_id: str, default: int | None) -> int | None:
     return default
 
 
+def _shard_tail(store: Ledger, run_id: str, default: bool) -> bool | None:
+    """Whether a run shrinks its last shards when it does not say: what it recorded if it started
+    before (``None``, cut evenly, for a run recorded before it could say), else ``default``."""
+    earlier = recorded_inputs(store, run_id)
+    if earlier is not None:
+        tail = earlier.get("shard_tail")
+        return tail if isinstance(tail, bool) else None
+    return default
+
+
 def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> None:
     """Refuse to resume ``run_id`` with inputs other than those it recorded.
 
@@ -209,6 +219,7 @@ def prepare(
     pr_diff: bytes | None = None,
     *,
     shard_default: int | None = None,
+    shard_tail_default: bool = False,
 ) -> Prepared:
     """Load and check what the run is given; nothing is written, nothing runs.
 
@@ -219,7 +230,8 @@ def prepare(
     server).
 
     ``shard_default`` is the shard size a new run takes when none is given (the
-    flow's, from its task runner); a run started before keeps the size it recorded.
+    flow's, from its task runner); ``shard_tail_default`` whether it shrinks its last shards
+    when it does not say. A run started before keeps the size and the tail it recorded.
     """
     check_runner_env()
     judges = _judges(params)  # first: a mistyped judge is answered before the corpus loads
@@ -232,6 +244,9 @@ def prepare(
         params = params.model_copy(update={"seed": run_seed(run_id)})
     if params.shard_size is None:  # recorded too: a resume cuts the same shards
         params = params.model_copy(update={"shard_size": _shard_size(store, run_id, shard_default)})
+    if params.shard_tail is None:
+        tail = _shard_tail(store, run_id, shard_tail_default)
+        params = params.model_copy(update={"shard_tail": tail})
     corpus = load_corpus(params.corpus)
     baseline = _agent(corpus, params.baseline, "baseline")
     candidate = _agent(corpus, params.candidate, "candidate")

@@ -22,7 +22,13 @@ from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
 from flows._inputs import INPUTS_KEY, prepare
 from flows._progress import StageProgress, terminal
-from flows._runner import RunnerStart, run_stage, shard_default, submit_stage
+from flows._runner import (
+    RunnerStart,
+    run_stage,
+    shard_default,
+    shard_tail_default,
+    submit_stage,
+)
 from flows._tasks import run_logger, stage_function, stage_task
 from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
@@ -138,7 +144,13 @@ def run_pipeline(
     Prefect server; its sandbox or score stage, were the plan to have one,
     raises :class:`ValueError` (shards need a flow's task runner).
     """
-    run = prepare(params, kind, pr_diff, shard_default=shard_default() if orchestrated else None)
+    run = prepare(
+        params,
+        kind,
+        pr_diff,
+        shard_default=shard_default() if orchestrated else None,
+        shard_tail_default=orchestrated and shard_tail_default(),
+    )
     store, run_id, params, corpus = run.store, run.run_id, run.params, run.corpus
     baseline, candidate, gate, hash_cache = run.baseline, run.candidate, run.gate, run.hash_cache
     judges = run.judges

@@ -91,6 +91,10 @@ class RunParams(BaseModel):
     """Cases per shard of the sandbox and score stages: a batch's cases are split into shards
     run at once through the flow's task runner, each written with its checkpoint as it finishes
     (default: 50 on the thread runner, 5 on a Dask cluster, measured)."""
+    shard_tail: bool | None = None
+    """Shrink a batch's last shards (each at most a quarter of the cases left to cut), so that
+    workers running shards side by side finish together (default: on a Dask cluster; a resumed
+    run keeps what it started with)."""
     max_judge_calls: int | None = Field(default=None, ge=1)
     """Adaptive evaluation: start no batch that would take the judge calls sent past this
     (at the rate seen so far)."""

@@ -278,9 +278,9 @@ def test_run_refuses_a_scheduler_without_a_server_before_prefect_starts(tmp_path
 def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_own(
     tmp_path: Path,
 ) -> None:
-    """With no --shard-size a new run takes the size its flow's runner calls for (recorded with
-    its inputs); a resume of it, from any runner, cuts the same shards; a run recorded with
-    none keeps none."""
+    """With no --shard-size (--shard-tail) a new run takes the size (the tail) its flow's runner
+    calls for, recorded with its inputs; a resume of it, from any runner, cuts the same shards;
+    a run recorded with none keeps none (and a run recorded before runs said, an even cut)."""
     from bughunt.models import RunInfo, RunKind, RunStatus
     from flows import prepare
     from flows._inputs import INPUTS_KEY
@@ -289,8 +289,9 @@ def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_ow
     corpus = build_minicorpus(tmp_path / "c")
     ledger = tmp_path / "l.duckdb"
     params = RunParams(corpus=str(corpus.corpus), ledger=str(ledger), run_id="nightly-sized")
-    new = prepare(params, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
+    new = prepare(params, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE, shard_tail_default=True)
     assert new.params.shard_size == DASK_SHARD_SIZE == new.inputs["shard_size"]
+    assert new.params.shard_tail is True is new.inputs["shard_tail"]
     store = Ledger(ledger)
 
     def started(run_id: str, inputs: dict[str, Any]) -> None:
@@ -309,19 +310,26 @@ def test_a_new_run_takes_the_flow_s_default_shard_size_and_a_resume_keeps_its_ow
     started("nightly-sized", new.inputs)
     resumed = prepare(params, RunKind.NIGHTLY, shard_default=None)  # e.g. from the CLI
     assert resumed.params.shard_size == DASK_SHARD_SIZE and resumed.inputs == new.inputs
+    assert resumed.params.shard_tail is True
     old = params.model_copy(update={"run_id": "nightly-unsized"})
     started("nightly-unsized", prepare(old, RunKind.NIGHTLY).inputs)
-    again = prepare(old, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE)
-    assert again.params.shard_size is None
+    again = prepare(old, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE, shard_tail_default=True)
+    assert again.params.shard_size is None and again.params.shard_tail is False
+    older = params.model_copy(update={"run_id": "nightly-untailed"})
+    inputs = prepare(older, RunKind.NIGHTLY, shard_default=DASK_SHARD_SIZE).inputs
+    started("nightly-untailed", {k: v for k, v in inputs.items() if k != "shard_tail"})
+    before = prepare(older, RunKind.NIGHTLY, shard_default=None, shard_tail_default=True)
+    assert before.params.shard_size == DASK_SHARD_SIZE and before.params.shard_tail is None
 
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_the_shard_default_follows_the_flow_s_task_runner() -> None:
-    """Inside a flow the default is the size measured for its task runner; outside, none."""
+    """Inside a flow the default is the size measured for its task runner, with a shrinking
+    tail on Dask; outside, none."""
     from prefect import flow
     from prefect.task_runners import TaskRunner
 
-    from flows._runner import DASK_SHARD_SIZE, THREAD_SHARD_SIZE, shard_default
+    from flows._runner import DASK_SHARD_SIZE, THREAD_SHARD_SIZE, shard_default, shard_tail_default
 
     threads: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=1)
     dask: TaskRunner[Any] = DaskTaskRunner(
@@ -329,13 +337,13 @@ def test_the_shard_default_follows_the_flow_s_task_runner() -> None:
     )
 
     @flow(task_runner=threads)
-    def on_threads() -> int | None:
-        return shard_default()
+    def on_threads() -> tuple[int | None, bool]:
+        return shard_default(), shard_tail_default()
 
     @flow(task_runner=dask)
-    def on_dask() -> int | None:
-        return shard_default()
+    def on_dask() -> tuple[int | None, bool]:
+        return shard_default(), shard_tail_default()
 
-    assert on_threads() == THREAD_SHARD_SIZE != DASK_SHARD_SIZE
-    assert on_dask() == DASK_SHARD_SIZE
-    assert shard_default() is None  # outside any flow run
+    assert on_threads() == (THREAD_SHARD_SIZE, False) and THREAD_SHARD_SIZE != DASK_SHARD_SIZE
+    assert on_dask() == (DASK_SHARD_SIZE, True)
+    assert (shard_default(), shard_tail_default()) == (None, False)  # outside any flow run

@@ -37,15 +37,22 @@ def _rows(store: Ledger, run_id: str) -> dict[str, Any]:
 
 
 def test_shards_give_the_rows_of_one_stage(tmp_path: Path) -> None:
-    """Three cases in shards of one: three sandbox and three score checkpoints (and the
-    summary's over every shard), and the same observations, judge calls, verdicts and headline
-    as the run in one shard (every seed derives from the case and run, not the shard)."""
+    """Three cases in shards of two with a shrinking tail, so of one each (cut evenly: two
+    shards): three sandbox and three score checkpoints (and the summary's over every shard),
+    and the same observations, judge calls, verdicts and headline as the run in one shard
+    (every seed derives from the case and run, not the shard)."""
     corpus = mini_corpus(tmp_path / "c", CASES)
     store = Ledger(tmp_path / "l.duckdb")
     whole = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-whole", seed=7))
     split = nightly_flow(  # judged afresh, not from the first run's cache
         params=params(
-            tmp_path, corpus, run_id="nightly-split", seed=7, shard_size=1, refresh_judge=True
+            tmp_path,
+            corpus,
+            run_id="nightly-split",
+            seed=7,
+            shard_size=2,
+            shard_tail=True,
+            refresh_judge=True,
         )
     )
     one, three = _rows(store, whole.run_id), _rows(store, split.run_id)
