@@ -90,7 +90,7 @@ class RunParams(BaseModel):
     shard_size: int | None = Field(default=None, ge=1)
     """Cases per shard of the sandbox and score stages: a batch's cases are split into shards
     run at once through the flow's task runner, each written with its checkpoint as it finishes
-    (default: 50 on the thread runner, 5 on a Dask cluster, measured)."""
+    (default: 50 on the thread runner, 10 on a Dask cluster, measured)."""
     shard_tail: bool | None = None
     """Shrink a batch's last shards (each at most a quarter of the cases left to cut), so that
     workers running shards side by side finish together (default: on a Dask cluster; a resumed
