@@ -125,24 +125,26 @@ def recorded_inputs(store: Ledger, run_id: str) -> dict[str, Any] | None:
     return None
 
 
-def _shard_size(store: Ledger, run_id: str, default: int | None) -> int | None:
-    """A run's shard size when none is given: what it recorded if it started before (a resume
-    must cut the same shards, or its finished ones would not be found), else ``default``."""
+def _sharding(
+    store: Ledger, run_id: str, params: RunParams, size: int | None, tail: bool
+) -> RunParams:
+    """``params`` with the shard size and tail it does not give filled in: what the run recorded
+    if it started before (a resume must cut the same shards, or its finished ones would not be
+    found; ``None``, one even cut, for what a run recorded before it could say), else ``size``
+    and ``tail``, the runner's defaults. The recorded inputs are read once, only when needed."""
+    missing = [key for key in ("shard_size", "shard_tail") if getattr(params, key) is None]
+    if not missing:
+        return params
     earlier = recorded_inputs(store, run_id)
-    if earlier is not None:
-        size = earlier.get("shard_size")
-        return int(size) if isinstance(size, int) else None
-    return default
-
-
-def _shard_tail(store: Ledger, run_id: str, default: bool) -> bool | None:
-    """Whether a run shrinks its last shards when it does not say: what it recorded if it started
-    before (``None``, cut evenly, for a run recorded before it could say), else ``default``."""
-    earlier = recorded_inputs(store, run_id)
-    if earlier is not None:
-        tail = earlier.get("shard_tail")
-        return tail if isinstance(tail, bool) else None
-    return default
+    if earlier is None:
+        defaults: dict[str, Any] = {"shard_size": size, "shard_tail": tail}
+        return params.model_copy(update={key: defaults[key] for key in missing})
+    recorded_size, recorded_tail = earlier.get("shard_size"), earlier.get("shard_tail")
+    resumed: dict[str, Any] = {
+        "shard_size": recorded_size if type(recorded_size) is int else None,
+        "shard_tail": recorded_tail if isinstance(recorded_tail, bool) else None,
+    }
+    return params.model_copy(update={key: resumed[key] for key in missing})
 
 
 def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> None:
@@ -242,11 +244,8 @@ def prepare(
     run_id = params.run_id or new_run_id(kind.value)
     if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
         params = params.model_copy(update={"seed": run_seed(run_id)})
-    if params.shard_size is None:  # recorded too: a resume cuts the same shards
-        params = params.model_copy(update={"shard_size": _shard_size(store, run_id, shard_default)})
-    if params.shard_tail is None:
-        tail = _shard_tail(store, run_id, shard_tail_default)
-        params = params.model_copy(update={"shard_tail": tail})
+    # recorded too: a resume cuts the same shards
+    params = _sharding(store, run_id, params, shard_default, shard_tail_default)
     corpus = load_corpus(params.corpus)
     baseline = _agent(corpus, params.baseline, "baseline")
     candidate = _agent(corpus, params.candidate, "candidate")

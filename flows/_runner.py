@@ -208,7 +208,7 @@ DASK_SHARD_SIZE = 10
 batch smaller, :func:`plan_shards`). Measured with ``benchmarks/scale_out.py`` (docs/scale-out.md):
 a no-op shard's orchestration and the flow's write cost 5 % of a shard's work at 2 cases, but a
 real shard costs more (a worker's task run between shards, each shard's set-up, the flow's
-submit and write, about 0.3 s of a slot). At 5 cases two workers spent 6.5–6.9 % of their slot
+submit and write, about 0.3 s of a slot). At 5 cases two workers spent 6.4–6.9 % of their slot
 time outside executions against the single process's 5.8 %; at 10, 5.8 %. The shrinking tail
 keeps the larger shards from leaving a worker idle at a stage's end, and a lost worker costs
 at most one shard (about 35 s of one slot)."""
