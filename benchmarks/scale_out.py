@@ -13,11 +13,17 @@ ledger of its own so that none finds another's contract checks:
   the last ones shrinking (``shard_tail``, the default on Dask).
 
 A shared 2-core machine drifts: two identical dask×2 runs half an hour apart
-took 756 s and 1,049 s, far more than the effects measured, so the runs go in the order single, dask×2,
-dask×1, dask×2, single, and each figure of single and dask×2 is the mean of
-its two runs: a drift linear in time cancels out of both ratios, since both
-pairs of runs are centred on dask×1. Each run's own wall is printed, so the
-drift shows. ``--once`` runs each set-up once (single, dask×2, dask×1).
+took 756 s and 1,049 s, far more than the effects measured, so the runs go in
+blocks. The first is single, dask×2, dask×1, dask×2, single, and each figure
+of single and dask×2 is the mean of its two runs: a drift linear in time
+cancels out of both ratios, since both pairs of runs are centred on dask×1.
+Each further block (``--blocks K``) is single, dask×2, dask×2, single, one
+more drift-cancelled ratio of dask×2 against the single process; the ratio
+printed is the mean of the blocks' ratios, with its 95 % interval (Student's
+t over the blocks) from two blocks on: the drift is not linear over a whole
+hour, so one block's ratio has moved by several percent between runs. Each
+run's own wall is printed, so the drift shows. ``--once`` runs each set-up
+once (single, dask×2, dask×1).
 
 The stage's wall time is read from its checkpoints: each shard's
 ``stage_outputs.duration_s`` counts from the moment the stage's shards were
@@ -38,7 +44,7 @@ Prefect API of its own on one SQLite file, which on two cores costs the Dask
 runs a third of their speed. The first line printed says which it was.
 
 Run: ``python -m benchmarks.scale_out [--cases 200] [--shard-size 10]
-[--once] [--keep DIR]``. Last line: the speed-up of 2 workers over 1.
+[--blocks 1 | --once] [--keep DIR]``. Last line: the speed-up of 2 workers over 1.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +70,53 @@ NOOP_SHARDS = 40
 """No-op tasks submitted to measure orchestration per shard."""
 OVERHEAD_SHARE = 0.05
 """The orchestration a shard may cost, as a share of its work, for the default size."""
+
+
+def run_order(blocks: int, once: bool) -> list[str]:
+    """The runs, in the order they go: block 1 centred on dask×1, each further one single, dask×2,
+    dask×2, single; with ``once``, each set-up once. A run's name is its set-up, its block and
+    ``a`` or ``b``.
+
+    Raises :class:`ValueError` for fewer than one block, or more than one with ``once``.
+    """
+    if blocks < 1 or (once and blocks > 1):
+        raise ValueError(f"--blocks must be 1 or more, and 1 with --once, not {blocks}")
+    if once:
+        return ["single-1a", "dask2-1a", "dask1"]
+    order = ["single-1a", "dask2-1a", "dask1", "dask2-1b", "single-1b"]
+    for block in range(2, blocks + 1):
+        order += [f"single-{block}a", f"dask2-{block}a", f"dask2-{block}b", f"single-{block}b"]
+    return order
+
+
+def runs_of(walls: Mapping[str, float], kind: str, block: int) -> list[float]:
+    """The walls of set-up ``kind`` (``single`` or ``dask2``) in ``block``, in order."""
+    return [w for n, w in walls.items() if n in (f"{kind}-{block}a", f"{kind}-{block}b")]
+
+
+def block_ratios(walls: Mapping[str, float]) -> list[float]:
+    """Each block's wall of the single process over dask×2's (above 1: dask×2 was faster), each
+    set-up's runs of the block averaged, so a drift linear over the block cancels."""
+    ratios = []
+    block = 1
+    while runs_of(walls, "dask2", block):
+        single = statistics.fmean(runs_of(walls, "single", block))
+        ratios.append(single / statistics.fmean(runs_of(walls, "dask2", block)))
+        block += 1
+    return ratios
+
+
+def interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """The ``confidence`` interval of the mean of ``values`` (Student's t, scipy), or None for
+    fewer than two values."""
+    if len(values) < 2:
+        return None
+    from scipy import stats  # late: only the summary needs it
+
+    low, high = stats.t.interval(
+        confidence, len(values) - 1, loc=statistics.fmean(values), scale=stats.sem(values)
+    )
+    return float(low), float(high)
 
 
 def sandbox_wall(ledger: Path, run_id: str) -> tuple[float, int]:
@@ -190,7 +243,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--keep", type=Path, default=None, help="build here and keep it")
     parser.add_argument("--once", action="store_true", help="each set-up once, no drift check")
+    parser.add_argument(
+        "--blocks", type=int, default=1, help="drift-cancelled blocks of single and dask×2 runs"
+    )
     args = parser.parse_args(argv)
+    try:
+        order = run_order(args.blocks, args.once)
+    except ValueError as err:
+        parser.error(str(err))
     private_prefect()
     os.environ.pop("BUGHUNT_SLOTS", None)  # one slot per worker
     from flows._runner import DASK_SHARD_SIZE, dask_task_runner  # Prefect, once set up
@@ -203,7 +263,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         walls: dict[str, tuple[float, int]] = {}
         counts: dict[str, int] = {}
         outside: dict[str, float] = {}
-        order = ["single-a", "dask2-a", "dask1"] + ([] if args.once else ["dask2-b", "single-b"])
         for name in order:
             workers = {"dask2": 2, "dask1": 1}.get(name.split("-")[0])
             runner = dask_task_runner(n_workers=workers) if workers else None
@@ -222,14 +281,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         payload = len(pickle.dumps(loaded))
         per_shard = orchestration_per_shard(loaded)
         written = write_per_shard(
-            folder / "dask2-a.duckdb", "nightly-dask2-a", args.shard_size, folder
+            folder / "dask2-1a.duckdb", "nightly-dask2-1a", args.shard_size, folder
         )
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     one = walls["dask1"][0]
-    two = statistics.fmean(w for n, (w, _s) in walls.items() if n.startswith("dask2"))
-    single = statistics.fmean(w for n, (w, _s) in walls.items() if n.startswith("single"))
+    # block 1's runs, centred on dask×1, for the speed-up and the throughput
+    seconds = {n: w for n, (w, _s) in walls.items()}
+    two = statistics.fmean(runs_of(seconds, "dask2", 1))
+    single = statistics.fmean(runs_of(seconds, "single", 1))
+    ratios = block_ratios(seconds)
+    ratio = statistics.fmean(ratios)
     per_case = one / len(ids)  # one slot: a case's whole sandbox work, serially
     # a case's executions: its contract check's two suite runs and its reproduction tests
     per_execution = one / max(1, counts["dask1"] + 2 * len(ids))
@@ -240,23 +303,28 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print(f"corpus:         {len(ids)} synthetic cases × 2 replay agents, repeats = 1")
     print(f"executions:     {counts} (each run the same work)")
-    runs = "1 run" if args.once else "mean of 2 runs"
+    runs = "1 run" if args.once else "mean of block 1's 2 runs"
     print(
-        f"single process: {single:7.1f} s  (thread runner, {walls['single-a'][1]} shard(s), "
+        f"single process: {single:7.1f} s  (thread runner, {walls['single-1a'][1]} shard(s), "
         f"2 inner workers; {runs})"
     )
     print(
         f"dask × 1:       {one:7.1f} s  ({walls['dask1'][1]} shards of ≤ {args.shard_size}, 1 slot)"
     )
     print(
-        f"dask × 2:       {two:7.1f} s  ({walls['dask2-a'][1]} shards of ≤ {args.shard_size}, "
+        f"dask × 2:       {two:7.1f} s  ({walls['dask2-1a'][1]} shards of ≤ {args.shard_size}, "
         f"1 slot each; {runs})"
     )
     if not args.once:
-        print(
-            f"drift:          second run / first: single {walls['single-b'][0] / walls['single-a'][0]:.2f}, "
-            f"dask × 2 {walls['dask2-b'][0] / walls['dask2-a'][0]:.2f}"
-        )
+        for block in range(1, args.blocks + 1):
+            drift = {
+                kind: walls[f"{kind}-{block}b"][0] / walls[f"{kind}-{block}a"][0]
+                for kind in ("single", "dask2")
+            }
+            print(
+                f"block {block}:        dask × 2 vs single {ratios[block - 1]:.3f}×; drift, second "
+                f"run / first: single {drift['single']:.2f}, dask × 2 {drift['dask2']:.2f}"
+            )
     shares = {
         kind: statistics.fmean(v for n, v in outside.items() if n.startswith(kind))
         for kind in ("single", "dask2", "dask1")
@@ -287,9 +355,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{hours:6.1f} h"
         )
     # three places: at two a run 0.4 % slower printed as 1.00×, "not slower"
+    bounds = interval(ratios)
+    spread = (
+        f"; 95 % interval {bounds[0]:.3f}–{bounds[1]:.3f} over {len(ratios)} blocks"
+        if bounds
+        else ""
+    )
     print(
-        f"dask × 2 vs single process: {single / two:.3f}× (≥ 1: not slower; dask × 2 took "
-        f"{two / single - 1:+.1%})"
+        f"dask × 2 vs single process: {ratio:.3f}× (≥ 1: not slower; dask × 2 took "
+        f"{1 / ratio - 1:+.1%}{spread})"
     )
     print(f"speed-up 2 workers / 1 worker: {one / two:.2f}×")
 
