@@ -34,6 +34,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from bughunt.hashing import hash_parts, sha256_bytes
+from corpus._pyast import compile_tree, same_tree
 from corpus._pyast import parse as parse_ast
 from corpus._rewrite_names import SkippedFunction, rename_locals
 
@@ -167,14 +168,15 @@ def rewrite_module(source: str, seed: int, path: str, *, keep_docs: bool) -> Mod
         # Parsing old code warns about e.g. invalid escapes; a pure function stays quiet.
         warnings.simplefilter("ignore")
         try:
-            parse_ast(source, filename=path)
+            first: ast.Module | None = parse_ast(source, filename=path)
         except ValueError as exc:  # null bytes are a ValueError before Python 3.12
             raise SyntaxError(str(exc)) from None
         taken = {unicodedata.normalize("NFKC", w) for w in re.findall(r"\w+", source)}
         failure = ""
         for plan in _PLANS:
             rng = random.Random(f"{seed}:{path}")  # noqa: S311 -- reproducible on purpose, not a secret
-            tree = parse_ast(source, filename=path)
+            # Each plan transforms a tree of its own: the first the one parsed above.
+            tree, first = first or parse_ast(source, filename=path), None
             skipped = _transform(tree, plan, rng, set(taken), keep_docs=keep_docs)
             try:
                 return ModuleRewrite(_emit(tree, path), skipped)
@@ -219,9 +221,10 @@ def _transform(
 def _emit(tree: ast.Module, path: str) -> str:
     """``ast.unparse(tree)``, checked to parse back to ``tree`` and to compile."""
     text = ast.unparse(tree)
-    if ast.dump(parse_ast(text, filename=path)) != ast.dump(tree):
+    back = parse_ast(text, filename=path)
+    if not same_tree(back, tree):
         raise ValueError("ast.unparse output does not parse back to the same tree")
-    compile(text, path, "exec", dont_inherit=True)
+    compile_tree(back, path)  # what compiling the text checks, on the tree it parsed to
     return text + "\n" if text else text
 
 
