@@ -176,7 +176,8 @@ def rewrite_module(source: str, seed: int, path: str, *, keep_docs: bool) -> Mod
         for plan in _PLANS:
             rng = random.Random(f"{seed}:{path}")  # noqa: S311 -- reproducible on purpose, not a secret
             # Each plan transforms a tree of its own: the first the one parsed above.
-            tree, first = first or parse_ast(source, filename=path), None
+            tree = first if first is not None else parse_ast(source, filename=path)
+            first = None
             skipped = _transform(tree, plan, rng, set(taken), keep_docs=keep_docs)
             try:
                 return ModuleRewrite(_emit(tree, path), skipped)
