@@ -252,7 +252,10 @@ def taken_first(attempt: Callable[[Path, int], bool], tmp: Path) -> None:
     for number in range(3):
         if attempt(tmp / f"try{number}", number):
             return
-    pytest.fail("another run's sweep took the killed run's leftovers first, three times")
+    pytest.fail(
+        "three times the next run's first line did not name the killed run's leftovers: it "
+        "started Prefect's server before sweeping, or another run swept them each time"
+    )
 
 
 def test_kill9_mid_sandbox_leaves_nothing_past_the_next_run_start(tmp_path: Path) -> None:
