@@ -77,8 +77,8 @@ def test_local_workers_import_the_stages_as_they_start() -> None:
     """Each worker of the local cluster has the stages and Prefect's task engine imported
     before any task reaches it (its preload), not when its first shard arrives, and what they
     made is frozen out of the collector's scans (tens of thousands of objects)."""
-    modules = ("flows._tasks", "tasks.sandbox", "tasks.score", "prefect.task_engine")
-    modules += ("prefect.main", "scipy.stats")  # loaded by a stage as it runs: logger, intervals
+    modules = ["flows._tasks", "tasks.sandbox", "tasks.score", "prefect.task_engine"]
+    modules += ["prefect.main", "scipy.stats"]  # loaded by a stage as it runs: logger, intervals
     probe = f"[m in __import__('sys').modules for m in {modules!r}]"  # a builtin: imports nothing
     frozen = "__import__('gc').get_freeze_count()"
     runner = dask_task_runner(n_workers=1)
