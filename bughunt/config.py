@@ -15,20 +15,25 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from bughunt.errors import InputError
+from bughunt.safeio import CONFIG_LIMIT, read_input
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def read_toml(path: Path, *, display: str) -> dict[str, Any]:
+def read_toml(path: Path, *, display: str, follow: bool = True) -> dict[str, Any]:
     """Parse a TOML file; a syntax error becomes an :class:`InputError` with its line.
 
-    Raises :class:`InputError` (no line) when the file cannot be read or is
-    not UTF-8.
+    Raises :class:`InputError` (no line) when the file cannot be read, is not
+    a regular file (a FIFO, a device: :func:`bughunt.safeio.read_input`), is
+    over ``CONFIG_LIMIT`` bytes or is not UTF-8. ``follow=False``: a symlink
+    is refused too (a file inside a corpus).
     """
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=display) from None
+        text = read_input(path, limit=CONFIG_LIMIT, what="a TOML file", follow=follow).decode(
+            "utf-8"
+        )
+    except InputError as exc:
+        raise InputError(exc.message, file=display) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=display) from None
     try:

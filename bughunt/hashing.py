@@ -13,6 +13,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from bughunt.errors import InputError
+from bughunt.safeio import sha256_regular, special_entry
+
 
 def canonical_json(value: Any) -> bytes:
     """Sorted-key, compact, UTF-8 JSON: the one serialisation that is hashed."""
@@ -37,8 +40,9 @@ def hash_parts(parts: Iterable[tuple[str, str]]) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    return sha256_bytes(path.read_bytes())
+    """Hex sha256 of a regular file's bytes; anything else (a link, a FIFO, a device) raises
+    :class:`~bughunt.errors.InputError` naming it (:func:`bughunt.safeio.sha256_regular`)."""
+    return sha256_regular(path)
 
 
 def hash_tree(
@@ -47,7 +51,9 @@ def hash_tree(
     """Hash a folder: sorted relative POSIX paths, each with its file's sha256.
 
     Modes, mtimes and owners are not covered. Symlinks are hashed by their
-    target text, never followed, so a link cannot pull outside bytes in.
+    target text, never followed, so a link cannot pull outside bytes in. A
+    FIFO, a device or a socket raises :class:`~bughunt.errors.InputError`
+    naming it: its content is no content (``/dev/zero`` never ends).
     Names listed in ``exclude`` (folder or file names, e.g. ``__pycache__``)
     are skipped at any depth. ``file_hash`` gives a file's sha256 (a cache
     may answer it without reading the file; it must give the same digest).
@@ -58,6 +64,9 @@ def hash_tree(
         rel = path.relative_to(root)
         if skip.intersection(rel.parts):
             continue
+        problem = special_entry(path)
+        if problem is not None:
+            raise InputError(problem, file=str(path))
         if path.is_symlink():
             entries.append((rel.as_posix(), "link:" + sha256_bytes(str(path.readlink()).encode())))
         elif path.is_file():

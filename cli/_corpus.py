@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from bughunt.models import BugCategory
+from bughunt.safeio import read_input
 from cli._common import JsonOpt, console, err_console, fail, guarded, print_json, print_rows
 from corpus import load_corpus
 from tasks.classify import ClassifyResult, changed_paths, classify_corpus
@@ -284,10 +285,7 @@ def classify(
     loaded = load_corpus(corpus)
     pr_diff: bytes | None = None
     if diff is not None:
-        try:
-            pr_diff = diff.read_bytes()
-        except OSError as exc:
-            fail(f"{diff}: cannot read: {exc.strerror or exc}")
+        pr_diff = read_input(diff, what="a PR diff")
         changed_paths(pr_diff, file=str(diff))  # not a diff at all: bad input, named by file
     result = classify_corpus(loaded, pr_diff)
     if as_json:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bughunt.models import RunKind
+from bughunt.safeio import read_input
 from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
 from flows import RunParams, evaluates_nothing, prepare
@@ -110,7 +111,7 @@ def pr(
 
     Inconclusive exits 0 where ``[tool.bughunt.gate] inconclusive = "pass"`` accepts it.
     """
-    raw = diff.read_bytes()
+    raw = read_input(diff, what="a PR diff")
     changed_paths(raw, file=str(diff))  # bad input: exit 2 before Prefect starts, nothing stored
     prepared = prepare(params, RunKind.PR, raw)
     if evaluates_nothing(prepared, raw):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bughunt.config import read_toml
 from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment, AgentMode, AgentVersion, BugCategory, Case
+from bughunt.safeio import read_input
 from corpus._network import check_network
 from corpus._oracle import DEFAULT_ORACLE
 
@@ -463,7 +464,7 @@ def _unusable_files(root: Path, case_dir: Path, files: Iterable[Path]) -> Reject
             return _reject(
                 root, case_dir, path, "is a symbolic link; a case file must be a regular file"
             )
-        if not path.is_file():
+        if not os.path.lexists(path):
             return _reject(root, case_dir, path, "missing")
     return None
 
@@ -491,7 +492,7 @@ def load_case(
     if unusable is not None:
         return unusable
     try:
-        raw = _CaseFile.model_validate(read_toml(toml_path, display=rel_toml))
+        raw = _CaseFile.model_validate(read_toml(toml_path, display=rel_toml, follow=False))
         case = Case(
             case_id=raw.id,
             title=raw.title,
@@ -526,9 +527,9 @@ def load_case(
             f"{size} bytes is over the {max_patch_bytes}-byte patch limit (not read)",
         )
     try:
-        data = patch_path.read_bytes()
-    except OSError as exc:
-        return _reject(root, case_dir, patch_path, f"cannot read: {exc.strerror or exc}")
+        data = read_input(patch_path, limit=max_patch_bytes, what="a bug.patch", follow=False)
+    except InputError as exc:
+        return _reject(root, case_dir, patch_path, exc.message)
     return LoadedCase(
         case=case, case_dir=case_dir, patch_path=patch_path, patch=data, target=target
     )
@@ -544,7 +545,7 @@ def load_corpus(path: Path | str, *, max_patch_bytes: int = DEFAULT_MAX_PATCH_BY
     """
     path = Path(path)
     config_file = path if path.name == CORPUS_FILE else path / CORPUS_FILE
-    if not config_file.is_file():
+    if not os.path.lexists(config_file):
         raise InputError(f"no {CORPUS_FILE} here (is this a corpus folder?)", file=str(config_file))
     config = load_config(config_file)
     root = config_file.parent.resolve()

@@ -35,7 +35,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bughunt.hashing import hash_json, hash_tree, sha256_bytes
+from bughunt.errors import InputError
+from bughunt.hashing import hash_json, hash_tree
+from bughunt.safeio import read_input, sha256_regular
 from corpus._hashing import METADATA_FILE, TREE_EXCLUDE
 
 CACHE_FILE = ".hash-cache.json"
@@ -84,7 +86,7 @@ class HashCache:
         if hit is not None and hit[0] == stat:
             self.reused += 1
             return hit[1]
-        digest = sha256_bytes(path.read_bytes())
+        digest = sha256_regular(path)
         self.hashed += 1
         after = _stat_of(path.stat())
         newest = max(after[1], after[2])
@@ -104,8 +106,8 @@ class HashCache:
     def load(cls, path: Path, **kwargs: Any) -> HashCache:
         """The cache saved at ``path``; empty when it is missing, unreadable, corrupt or foreign."""
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            doc = json.loads(read_input(path, what="the hash cache").decode("utf-8"))
+        except (InputError, UnicodeDecodeError, ValueError):
             return cls(**kwargs)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             return cls(**kwargs)

@@ -8,12 +8,11 @@ inconclusive (4), nothing_to_evaluate (0) (docs/gate.md).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from prefect import flow
 
-from bughunt.errors import InputError, TerminalError
+from bughunt.errors import TerminalError
 from bughunt.models import RunKind
+from bughunt.safeio import read_input
 from flows._pipeline import RunResult, finished, run_pipeline
 from flows._runner import task_runner_from_env
 from flows.params import RunParams
@@ -33,10 +32,7 @@ def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = Fal
     deployment run --watch`` exits non-zero; the gate itself is in the run's
     report and ledger, and in the final state's message either way.
     """
-    path = Path(diff)
-    if not path.is_file():
-        raise InputError("PR diff not found", file=diff)
-    data = path.read_bytes()
+    data = read_input(diff, what="a PR diff")
     changed_paths(data, file=diff)  # not a diff at all is bad input, before the run is recorded
     result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=data)
     gate = result.summary.gate

@@ -27,6 +27,7 @@ from bughunt.errors import InputError
 from bughunt.hashing import sha256_bytes
 from bughunt.jsontext import JsonTextError
 from bughunt.models import BugReport, Winner
+from bughunt.safeio import read_input
 
 
 class LabelledPair(BaseModel):
@@ -136,10 +137,5 @@ def read_labels(path: Path) -> LabelSet:
 
     Raises :class:`InputError` naming the file when it cannot be read.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the labels file: {exc.strerror or exc}", file=str(path)
-        ) from exc
+    raw = read_input(path, what="a labels file")
     return parse_labels(raw, str(path))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugCategory, ManifestEntry
+from bughunt.safeio import CONFIG_LIMIT, read_input
 from corpus import (
     Corpus,
     HashCache,
@@ -130,7 +130,11 @@ def target_content_hash(target: TargetConfig, cache: HashCache | None = None) ->
     env = target.environment
     if env is None:
         return tree
-    requirements = Path(env.requirements).read_bytes() if env.requirements else b""
+    requirements = (
+        read_input(env.requirements, limit=CONFIG_LIMIT, what="a requirements file")
+        if env.requirements
+        else b""
+    )
     return hash_json(
         {"tree": tree, "debian": sorted(env.debian), "requirements": sha256_bytes(requirements)}
     )

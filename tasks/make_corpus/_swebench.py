@@ -15,7 +15,12 @@ one case, from a local git checkout of its repository:
 
 A bad instance (a missing field, a repository not in ``--repos``, a commit
 it lacks, a patch that does not apply) is skipped with its line and reason;
-the others are imported.
+the others are imported. Nothing of an instance is read on the host before it
+is checked: both patches go through classify's validation
+(:func:`tasks.classify.validate_patch`: relative paths inside the tree, no
+``..``, no symlink, applies) before a file they name is read, and a file is
+read only when it is a regular file (:mod:`bughunt.safeio`). The corpus is
+written into a folder next to ``--out`` and moved into place whole.
 """
 
 from __future__ import annotations
@@ -35,12 +40,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bughunt import jsontext
 from bughunt.errors import InputError
 from bughunt.models import Case
-from tasks.classify import git_apply_argv, git_apply_env, parse_patch
+from bughunt.safeio import TREE_FILE_LIMIT, copy_tree, read_input, read_text_input
+from tasks.classify import (
+    ParsedPatch,
+    check_target_tree,
+    git_apply_argv,
+    git_apply_env,
+    validate_patch,
+)
 from tasks.make_corpus._write import (
     TargetTable,
     agent_tables,
     check_out,
     corpus_name_of,
+    staged,
     toml_value,
     write_corpus_toml,
 )
@@ -67,6 +80,27 @@ class Instance(BaseModel):
     def _listed(cls, value: Any) -> Any:
         """SWE-bench's files give these lists as JSON text inside the JSON."""
         return jsontext.loads(value) if isinstance(value, str) else value
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS")
+    @classmethod
+    def _node_ids(cls, value: list[str]) -> list[str]:
+        """Node ids only: an option would change how pytest runs the suite, and a file outside
+        the tree would be missing from the oracle held out of the agent's tree."""
+        for node in value:
+            file = node.split("::")[0]
+            if not node.strip() or node.startswith("-"):
+                raise ValueError(f"{node!r} is not a pytest node id (an option or empty)")
+            if file.startswith("/") or ".." in file.split("/"):
+                raise ValueError(f"{node!r} names a file outside the repository")
+        return value
+
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        """``owner/name`` with neither part ``.`` or ``..`` (it names a folder in ``--repos``)."""
+        if {".", ".."} & set(value.split("/")):
+            raise ValueError(f"{value!r} is not owner/name (a part is . or ..)")
+        return value
 
 
 class Skipped(BaseModel):
@@ -95,7 +129,7 @@ class ImportSummary(BaseModel):
 
 def read_instances(file: Path) -> list[tuple[int, dict[str, Any] | str]]:
     """Each instance of a JSON array or JSON-lines file with its line, or why it is unreadable."""
-    text = file.read_text(encoding="utf-8")
+    text = read_text_input(file, what="an import file")
     if text.lstrip().startswith("["):
         try:
             items = jsontext.loads(text)
@@ -120,34 +154,44 @@ def import_swebench(file: Path, *, repos: Path, out: Path, agents_from: Path) ->
     git checkout per repository, as ``<owner>__<name>`` or ``<name>``."""
     check_out(out)
     agents = agent_tables(agents_from)
-    out.mkdir(parents=True, exist_ok=True)
+    instances = read_instances(file)
     targets: list[TargetTable] = []
     cases: list[str] = []
     skipped: list[Skipped] = []
-    for line, raw in read_instances(file):
-        if isinstance(raw, str):
-            skipped.append(Skipped(line=line, instance_id=None, reason=raw))
-            continue
-        try:
-            instance = Instance.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            reason = f"field {where}: {first['msg']}"
-            skipped.append(Skipped(line=line, instance_id=raw.get("instance_id"), reason=reason))
-            continue
-        case_id = _case_id(instance.instance_id)
-        try:
-            if case_id in cases:
-                raise InputError(f"instance id {instance.instance_id!r} is given twice")
-            targets.append(_import_one(instance, case_id, repos=repos, out=out))
-        except InputError as exc:
-            skipped.append(Skipped(line=line, instance_id=instance.instance_id, reason=exc.message))
-            continue
-        cases.append(case_id)
-    name = corpus_name_of(file.stem)
-    write_corpus_toml(out, name, targets, agents)
+    with staged(out) as work:
+        for line, raw in instances:
+            if isinstance(raw, str):
+                skipped.append(Skipped(line=line, instance_id=None, reason=raw))
+                continue
+            try:
+                instance = Instance.model_validate(raw)
+            except ValidationError as exc:
+                skipped.append(Skipped(line=line, instance_id=_id_of(raw), reason=_field(exc)))
+                continue
+            case_id = _case_id(instance.instance_id)
+            try:
+                if case_id in cases:
+                    raise InputError(f"instance id {instance.instance_id!r} is given twice")
+                targets.append(_import_one(instance, case_id, repos=repos, out=work))
+            except InputError as exc:
+                reason = exc.describe()
+                skipped.append(Skipped(line=line, instance_id=instance.instance_id, reason=reason))
+                continue
+            cases.append(case_id)
+        write_corpus_toml(work, corpus_name_of(file.stem), targets, agents)
     return ImportSummary(cases=cases, skipped=skipped, out=str(out))
+
+
+def _id_of(raw: dict[str, Any]) -> str | None:
+    value = raw.get("instance_id")
+    return value if isinstance(value, str) else None
+
+
+def _field(exc: ValidationError) -> str:
+    """The first error of an instance's validation, as ``field <name>: <message>``."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"field {where}: {first['msg']}"
 
 
 def _case_id(instance_id: str) -> str:
@@ -191,22 +235,35 @@ def _apply(tree: Path, patch: str, what: str) -> None:
 
 
 def _import_one(instance: Instance, case_id: str, *, repos: Path, out: Path) -> TargetTable:
-    """Write one instance's target tree and case; the target's table to list."""
+    """Write one instance's target tree and case; the target's table to list.
+
+    Everything is checked before anything is written or a named file read: the
+    case id and title, both patches' paths (classify's validation, against the
+    base tree), the tree itself (no symlink: a target holds none). An
+    :class:`InputError` says why the instance is skipped.
+    """
+    title = _title(instance)
+    try:
+        Case(case_id=case_id, title=title)  # the id and title a case may have
+    except ValidationError as exc:
+        raise InputError(f"not a usable case: {_field(exc)}") from None
     checkout = _checkout(repos, instance.repo)
     archive = _git(checkout, "archive", "--format=tar", instance.base_commit)
-    fix_files = _modified_files(instance.patch)
     with tempfile.TemporaryDirectory(prefix="bughunt-import-") as tmp:
         tree = Path(tmp) / "tree"
         tree.mkdir()
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(tree, filter="data")
-        before = {path: (tree / path).read_text(encoding="utf-8") for path in fix_files}
+        _extract(archive, tree)
+        check_target_tree(tree, shown_as=f"{instance.repo}@{instance.base_commit}")
+        fix = validate_patch(instance.patch.encode(), tree, file="patch")
+        tests_patch = validate_patch(instance.test_patch.encode(), tree, file="test_patch")
+        fix_files = _modified_files(fix)
+        before = {path: _text(tree, path) for path in fix_files}
         _apply(tree, instance.patch, "fix (patch)")
         _apply(tree, instance.test_patch, "test patch")
         bug = "".join(
             "".join(
                 difflib.unified_diff(
-                    (tree / path).read_text(encoding="utf-8").splitlines(keepends=True),
+                    _text(tree, path).splitlines(keepends=True),
                     before[path].splitlines(keepends=True),
                     f"a/{path}",
                     f"b/{path}",
@@ -214,31 +271,49 @@ def _import_one(instance: Instance, case_id: str, *, repos: Path, out: Path) -> 
             )
             for path in fix_files
         )
-        target = out / "targets" / case_id
-        target.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["cp", "-a", str(tree), str(target)], check=True, timeout=120)
+        copy_tree(tree, out / "targets" / case_id)
     folder = out / "cases" / case_id
     folder.mkdir(parents=True)
     (folder / "bug.patch").write_text(bug)
-    title = _title(instance)
-    Case(case_id=case_id, title=title)  # the id and title a case may have, checked here
     (folder / "case.toml").write_text(
         f"id = {toml_value(case_id)}\ntitle = {toml_value(title)}\n"
         f"target = {toml_value(case_id)}\n# imported from {instance.instance_id}\n"
     )
     tests = [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
     oracle = sorted(
-        {t.split("::")[0] for t in instance.FAIL_TO_PASS}
-        | {f.path for f in parse_patch(instance.test_patch).files}
+        {t.split("::")[0] for t in instance.FAIL_TO_PASS} | {f.path for f in tests_patch.files}
     )
     return TargetTable(
         name=case_id, path=f"targets/{case_id}", test_command=[*PYTEST, *tests], oracle=oracle
     )
 
 
-def _modified_files(patch: str) -> Sequence[str]:
+def _extract(archive: bytes, tree: Path) -> None:
+    """``git archive``'s tar into ``tree``; a member the ``data`` filter refuses (a link out
+    of the tree, an absolute path) is an :class:`InputError`."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+    except tarfile.TarError as exc:
+        raise InputError(f"the base commit's tree cannot be extracted safely: {exc}") from None
+
+
+def _text(tree: Path, path: str) -> str:
+    """The UTF-8 text of the regular file ``path`` of ``tree`` (never followed)."""
+    try:
+        data = read_input(tree / path, limit=TREE_FILE_LIMIT, what="a fixed file", follow=False)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc.message}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(
+            f"{path} is not UTF-8 text: a bug.patch can only be made of UTF-8 files"
+        ) from None
+
+
+def _modified_files(parsed: ParsedPatch) -> Sequence[str]:
     """The files the fix modifies; a fix that adds, deletes or renames files is not supported."""
-    parsed = parse_patch(patch)
     odd = [f.path for f in parsed.files if f.status.value != "modified"]
     if odd:
         raise InputError(

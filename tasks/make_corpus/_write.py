@@ -8,13 +8,18 @@ pairing of an existing corpus, so they are ready to run.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentVersion
+from bughunt.safeio import CONFIG_LIMIT, copy_tree, read_input
 from corpus import load_corpus
 
 
@@ -49,6 +54,27 @@ def check_out(out: Path) -> None:
         )
     if out.exists() and any(out.iterdir()):
         raise InputError("the corpus folder to write is not empty", file=str(out))
+
+
+@contextmanager
+def staged(out: Path) -> Iterator[Path]:
+    """A new folder next to ``out`` to write a corpus into, moved into place whole.
+
+    ``out`` must be new or an empty folder (:func:`check_out`). On success the
+    folder is renamed to ``out`` (one ``rename``, replacing the empty folder),
+    so a corpus is never seen half-written; on any failure it is removed and
+    ``out`` is left as it was.
+    """
+    check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o755)  # mkdtemp's 0700 is for while it is being written
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def agent_tables(source: Path) -> AgentTables:
@@ -116,13 +142,11 @@ def _agent_lines(out: Path, agent: AgentVersion, root: Path) -> list[str]:
     if requirements:  # inside the source corpus (its loader checked that): copied beside
         req = Path(requirements).relative_to(root)
         table["environment"]["requirements"] = req.as_posix()
-        _copy(root / req, out / req)
-    for src in sorted(p for p in folder.rglob("*") if p.is_file()):
-        if "__pycache__" not in src.parts:
-            _copy(src, out / rel / src.relative_to(folder))
+        dest = out / req
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(read_input(root / req, limit=CONFIG_LIMIT, what="a requirements file"))
+    if not (out / rel).exists():  # two agents may share a folder
+        # Regular files, folders and links as links, never followed; a FIFO or a device in
+        # the folder is refused by name (bughunt.safeio.copy_tree).
+        copy_tree(folder, out / rel, exclude=("__pycache__",))
     return [f"{k} = {toml_value(v)}" for k, v in table.items()]
-
-
-def _copy(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(src.read_bytes())

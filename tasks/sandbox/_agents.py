@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from bughunt import jsontext
+from bughunt.errors import InputError
 from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
+from bughunt.safeio import read_input
 from bughunt.secrets import Scrubber
 from tasks.sandbox._container import ExecResult, Limits, MiB
 from tasks.sandbox._errors import SandboxRequestError
@@ -62,11 +65,13 @@ def recorded_report(agent: AgentVersion, case_id: str) -> BugReport | str:
     """The recorded report of ``case_id`` in the agent's reports folder, or why there is none."""
     assert agent.reports is not None
     path = Path(agent.reports) / f"{case_id}.json"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return f"{path}: no recorded report for this case"
-    if path.stat().st_size > 4 * AGENT_OUTPUT_CAP:
-        return f"{path}: report over {4 * AGENT_OUTPUT_CAP} bytes"
-    return parse_report(path.read_bytes(), source=str(path), agent=agent)
+    try:  # never followed: a link in the corpus must not bring a host file (or a device) in
+        data = read_input(path, limit=4 * AGENT_OUTPUT_CAP, what="a recorded report", follow=False)
+    except InputError as exc:
+        return exc.describe()
+    return parse_report(data, source=str(path), agent=agent)
 
 
 def agent_workspace(agent: AgentVersion, buggy: Files, case: dict[str, object]) -> Files:

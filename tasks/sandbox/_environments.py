@@ -14,6 +14,7 @@ folder and command.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import time
@@ -29,10 +30,12 @@ from docker.errors import APIError, ImageNotFound
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentEnvironment, AgentMode, AgentVersion
+from bughunt.safeio import CONFIG_LIMIT, read_input
 from corpus import Corpus, TargetConfig
 from tasks.sandbox._engine import connect
 from tasks.sandbox._envbuild import BASE_ID_LABEL, EnvironmentBuilder
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox._fetch import Requirements
 from tasks.sandbox._image import _build_lock, ensure_image
 from tasks.sandbox._recipe import image_tag
 from tasks.sandbox._requirements import check_requirements
@@ -41,7 +44,7 @@ log = logging.getLogger("bughunt.sandbox")
 
 REPOSITORY = "bughunt-env"
 """Repository part of every environment image tag."""
-BUILD_FORMAT = 1
+BUILD_FORMAT = 2
 """Version of the build steps (``_envbuild``, ``_fetch``); part of the hash, bumped when they change."""
 
 _DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -75,29 +78,35 @@ class EnvironmentRecipe:
 
 def environment_recipe(
     env: AgentEnvironment, *, corpus_root: Path, base: str | None = None, where: str = "environment"
-) -> tuple[EnvironmentRecipe, Path | None]:
-    """The recipe of ``env`` on ``base`` (default: the sandbox image's tag) and its requirements path.
+) -> tuple[EnvironmentRecipe, Requirements | None]:
+    """The recipe of ``env`` on ``base`` (default: the sandbox image's tag) and its checked pins.
 
     Reads and checks the requirements file (relative to ``corpus_root``):
-    a bad package name, a missing file or a requirement without a hash is an
+    a bad package name, a missing file, or a line that is not
+    ``name==version --hash=...`` (any option, a path, a URL, no hash) is an
     :class:`InputError` naming ``where``'s field (and file:line). No engine,
-    no network.
+    no network. A Debian name is checked to be exact against the archive's
+    index later, before any container (:meth:`tasks.sandbox._fetch.Apt.check_names`).
     """
     for i, name in enumerate(env.debian):
         if not _DEBIAN_NAME.match(name):
             raise InputError(f"not a Debian package name: {name!r}", field=f"{where}.debian[{i}]")
-    path: Path | None = None
+    checked: Requirements | None = None
     digest: str | None = None
     if env.requirements is not None:
         path = corpus_root / env.requirements
         field = f"{where}.requirements"
-        if not path.is_file():
+        if not os.path.lexists(path):
             raise InputError(f"requirements file {str(path)!r} does not exist", field=field)
-        data = path.read_bytes()
-        check_requirements(data, file=str(path), field=field)
+        try:
+            data = read_input(path, limit=CONFIG_LIMIT, what="a requirements file")
+        except InputError as exc:
+            raise InputError(exc.message, file=exc.file, field=field) from None
+        pins = check_requirements(data, file=str(path), field=field)
+        checked = Requirements(path, tuple(pins))
         digest = sha256_bytes(data)
     recipe = EnvironmentRecipe(base or image_tag(), tuple(sorted(set(env.debian))), digest)
-    return recipe, path
+    return recipe, checked
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,16 @@ from bughunt.models import (
     ReproOutcome,
     Symptom,
 )
+from bughunt.safeio import read_input
 from bughunt.secrets import Scrubber
 from corpus import Corpus, LoadedCase, TargetConfig, agent_secrets, agent_view, model_key
-from tasks.sandbox._agents import AgentExecution, parse_report, recorded_report, run_agent
+from tasks.sandbox._agents import (
+    AGENT_OUTPUT_CAP,
+    AgentExecution,
+    parse_report,
+    recorded_report,
+    run_agent,
+)
 from tasks.sandbox._cell import CellExecutor
 from tasks.sandbox._container import Limits
 from tasks.sandbox._contract import check_contract
@@ -834,7 +841,8 @@ def verify_report(
     agent = AgentVersion(
         name="verify", family="unknown", mode=AgentMode.REPLAY, reports=str(report_file.parent)
     )
-    report = parse_report(report_file.read_bytes(), source=str(report_file), agent=agent)
+    data = read_input(report_file, limit=4 * AGENT_OUTPUT_CAP, what="a bug report")
+    report = parse_report(data, source=str(report_file), agent=agent)
     jobs, failed = _jobs(corpus, [case_id], [agent], {}, settings)
     if failed:
         return failed[0]

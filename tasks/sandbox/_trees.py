@@ -7,12 +7,12 @@ so "applies" means one thing). Both are small; they are read once per case.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from bughunt.errors import InputError
+from bughunt.safeio import TREE_FILE_LIMIT, copy_tree, read_input, special_entry
 from corpus import TREE_EXCLUDE
 from tasks.classify import git_apply_argv, git_apply_env, symlink_problem
 
@@ -25,6 +25,10 @@ def read_tree(root: Path) -> Files:
     A symlink anywhere in it raises :class:`InputError` naming it and where it
     points: a tree handed to the sandbox holds only plain files, by the rule
     classify applies to the target too (:func:`tasks.classify.symlink_problem`).
+    A FIFO, a device or a socket, and a file over
+    :data:`~bughunt.safeio.TREE_FILE_LIMIT` bytes, raise :class:`InputError`
+    naming it; each file is checked on its opened descriptor
+    (:func:`bughunt.safeio.read_input`), so a swap after the walk is refused too.
     """
     files: Files = {}
     for path in sorted(root.rglob("*")):
@@ -34,8 +38,13 @@ def read_tree(root: Path) -> Files:
         problem = symlink_problem(path, root)
         if problem is not None:
             raise InputError(problem, file=str(path))
-        if path.is_file():
-            files[rel.as_posix()] = path.read_bytes()
+        special = special_entry(path)
+        if special is not None:
+            raise InputError(special, file=str(path))
+        if not path.is_dir():
+            files[rel.as_posix()] = read_input(
+                path, limit=TREE_FILE_LIMIT, what="a tree's file", follow=False
+            )
     return files
 
 
@@ -59,7 +68,7 @@ def apply_patch(
     """
     with tempfile.TemporaryDirectory(prefix="bughunt-tree-") as tmp:
         work = Path(tmp) / "tree"
-        shutil.copytree(target, work, ignore=shutil.ignore_patterns(*TREE_EXCLUDE), symlinks=True)
+        copy_tree(target, work, exclude=TREE_EXCLUDE)
         proc = subprocess.run(
             git_apply_argv(check=False),
             cwd=work,

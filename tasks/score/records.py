@@ -19,6 +19,7 @@ from typing import Any
 from bughunt import jsontext
 from bughunt.jsontext import JsonTextError
 from bughunt.models import Observation, Status, utcnow
+from bughunt.safeio import read_input
 
 IDENTITY_FIELDS = ("record_id", "case_id", "run_id", "agent_version", "kind", "test_hash")
 """Fields read into their own columns (with ``status``, ``note``, ``case_hash``)."""
@@ -159,7 +160,7 @@ def read_records(path: Path, *, batch_id: str, source: str | None = None) -> Rea
     up to the first error; elements before it are kept. Blank lines are skipped.
     """
     name = source or str(path)
-    raw = path.read_bytes()
+    raw = read_input(path, what="a records file")
     stamp = utcnow()
     records: list[Observation] = []
     bad: list[BadLine] = []
