@@ -16,6 +16,16 @@ each value with ``[secret:NAME]`` in these forms:
   three byte alignments: the characters that depend on the value's bytes only,
   so the value is found inside a longer base64 stream wherever it starts.
 
+The forms are looked for in the text itself and in its *folded views*, so
+that layering and wrapping cannot hide them: the text percent-decoded and
+JSON-unescaped again and again (every byte percent-encoded, ``%252D``, a
+JSON string inside a JSON string, up to :data:`MAX_DEPTH` levels), and each
+of those with every whitespace character removed (base64 or hex wrapped at
+76 characters, split across lines). A form found in a view is replaced in
+the text over the whole span it came from, escapes and line breaks included.
+Deliberate disguises are out of reach: reversed, ROT13, compressed or
+encrypted values, or a value split across fields (docs/sandbox.md#secrets).
+
 Values shorter than :data:`MIN_LENGTH` characters are not scrubbed (they would
 hit ordinary text); each such name is logged once per process as a warning,
 never its value.
@@ -34,7 +44,8 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import quote, quote_plus
@@ -46,6 +57,8 @@ log = logging.getLogger("bughunt.secrets")
 
 MIN_LENGTH = 8
 """Shortest value that is scrubbed; shorter ones are left alone, with a warning."""
+MAX_DEPTH = 8
+"""Levels of percent-encoding and JSON escaping seen through (each level one decoding pass)."""
 
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
@@ -128,7 +141,7 @@ class Scrubber:
     left; at any one place the longest form wins.
     """
 
-    __slots__ = ("_bytes_regex", "_groups", "_names", "_pairs", "_regex")
+    __slots__ = ("_groups", "_names", "_pairs", "_regex")
 
     def __init__(
         self, secrets: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
@@ -151,12 +164,8 @@ class Scrubber:
         self._names = tuple(names)
         self._groups = {f"g{i}": name for i, (_form, name, _fold) in enumerate(patterns)}
         self._regex: re.Pattern[str] | None = None
-        self._bytes_regex: re.Pattern[bytes] | None = None
         if patterns:
             self._regex = re.compile(_alternation([(f, fold) for f, _n, fold in patterns]))
-            self._bytes_regex = re.compile(
-                _alternation([(f, fold) for f, _n, fold in patterns]).encode("utf-8")
-            )
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -175,16 +184,18 @@ class Scrubber:
         return Scrubber([*self._pairs, *new]) if new else self
 
     def scrub(self, text: str) -> str:
-        """``text`` with every form of every secret replaced by its marker."""
+        """``text`` with every form of every secret, in the text or a folded view of it, replaced."""
         if self._regex is None or not text:
             return text
-        return _replace(text, self._spans(self._regex, text), str)
+        return _replace(text, self._spans(self._regex, text))
 
     def scrub_bytes(self, data: bytes) -> bytes:
-        """``data`` with every form's UTF-8 bytes replaced by the marker (ASCII case folding)."""
-        if self._bytes_regex is None or not data:
+        """``data`` scrubbed as its UTF-8 text; bytes that are not UTF-8 are kept as they are."""
+        if self._regex is None or not data:
             return data
-        return _replace(data, self._spans(self._bytes_regex, data), lambda s: s.encode("utf-8"))
+        text = data.decode("utf-8", "surrogateescape")
+        out = self.scrub(text)
+        return data if out == text else out.encode("utf-8", "surrogateescape")
 
     def scrub_json(self, value: T) -> T:
         """A copy of a JSON-like value (dicts, lists, tuples of str and scalars), keys too, scrubbed.
@@ -234,13 +245,18 @@ class Scrubber:
             return type(value)(out) if isinstance(value, tuple) else out
         return value
 
-    def _spans(self, regex: re.Pattern[Any], text: Any) -> list[tuple[int, int, str]]:
-        """Merged spans of every occurrence, overlapping ones joined, with the names in each."""
+    def _spans(self, regex: re.Pattern[str], text: str) -> list[tuple[int, int, str]]:
+        """Merged spans of every occurrence in every view, overlapping ones joined, with names."""
+        found: list[tuple[int, int, str]] = []
+        for view in _views(text):
+            for match in regex.finditer(view.text):
+                group = match.lastgroup
+                assert group is not None
+                start, end = view.source(match.start(group), match.end(group))
+                found.append((start, end, self._groups[group]))
+        found.sort(key=lambda hit: (hit[0], -hit[1]))
         merged: list[tuple[int, int, list[str]]] = []
-        for match in regex.finditer(text):
-            group = match.lastgroup
-            assert group is not None
-            start, end, name = match.start(group), match.end(group), self._groups[group]
+        for start, end, name in found:
             if merged and start < merged[-1][1]:
                 last = merged[-1]
                 if end > last[1]:  # it sticks out: both are replaced, as one span
@@ -267,17 +283,151 @@ def _alternation(forms: list[tuple[str, bool]]) -> str:
     return f"(?=(?:{first}))(?=(?:{'|'.join(parts)}))"
 
 
-S = TypeVar("S", str, bytes)
-
-
-def _replace(text: S, spans: list[tuple[int, int, str]], encode: Any) -> S:
+def _replace(text: str, spans: list[tuple[int, int, str]]) -> str:
     if not spans:
         return text
-    out: list[S] = []
+    out: list[str] = []
     at = 0
     for start, end, mark in spans:
         out.append(text[at:start])
-        out.append(encode(mark))
+        out.append(mark)
         at = end
     out.append(text[at:])
-    return text[:0].join(out)
+    return "".join(out)
+
+
+# --- folded views -------------------------------------------------------------
+
+_ESCAPE = re.compile(
+    r"(?:%[0-9A-Fa-f]{2})++"
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[0-9a-fA-F]{4}"
+    r"|\\[\\\"/'bfnrt]"
+)
+_SIMPLE_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_SPACE = re.compile(r"\s++")
+_WORD = re.compile(r"\S++")
+
+_Piece = tuple[int, int, bool]
+"""Where a run of a view comes from in the text it was made of: start, end, and whether
+the run is that text's characters one for one (else one character decoded from the span)."""
+
+
+class _View:
+    """A text made from another by decoding or dropping characters, and how to map back.
+
+    ``starts`` and ``pieces`` say where each run of ``text`` came from in the
+    parent view (the original text at the root); they are made on first use,
+    since most views hold no secret at all.
+    """
+
+    __slots__ = ("_make", "_pieces", "_starts", "parent", "text")
+
+    def __init__(
+        self,
+        text: str,
+        parent: _View | None,
+        make: Callable[[], tuple[list[int], list[_Piece]]] | None = None,
+    ) -> None:
+        self.text = text
+        self.parent = parent
+        self._make = make
+        self._starts: list[int] = []
+        self._pieces: list[_Piece] = []
+
+    def source(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the original text that ``text[start:end]`` (non-empty) was made from."""
+        if self.parent is None:
+            return start, end
+        if self._make is not None:
+            self._starts, self._pieces = self._make()
+            self._make = None
+        first, _ = self._char(start)
+        _, last = self._char(end - 1)
+        return self.parent.source(first, last)
+
+    def _char(self, at: int) -> tuple[int, int]:
+        index = bisect_right(self._starts, at) - 1
+        begin, finish, literal = self._pieces[index]
+        if literal:
+            begin += at - self._starts[index]
+            return begin, begin + 1
+        return begin, finish
+
+
+def _unescape(escape: str) -> list[tuple[str, int]]:
+    """The characters an escape run stands for, each with the length of its source."""
+    if escape[0] == "%":
+        data = bytes.fromhex(escape.replace("%", ""))
+        chars = data.decode("utf-8", "surrogateescape")
+        return [(c, 3 * len(c.encode("utf-8", "surrogateescape"))) for c in chars]
+    if escape[1] == "u":
+        code = int(escape[2:6], 16)
+        if len(escape) == 12:  # a UTF-16 surrogate pair, one character to JSON
+            code = 0x10000 + ((code - 0xD800) << 10) + (int(escape[8:12], 16) - 0xDC00)
+        return [(chr(code), len(escape))]
+    return [(_SIMPLE_ESCAPES.get(escape[1], escape[1]), 2)]
+
+
+def _decoded(parent: _View) -> _View | None:
+    """``parent``'s text with every percent-escape and JSON escape decoded once; None if none."""
+    text = parent.text
+    if "%" not in text and "\\" not in text:
+        return None
+    out: list[str] = []
+    starts: list[int] = []
+    pieces: list[_Piece] = []
+    at = size = 0
+    for match in _ESCAPE.finditer(text):
+        if match.start() > at:
+            starts.append(size)
+            pieces.append((at, match.start(), True))
+            out.append(text[at : match.start()])
+            size += match.start() - at
+        at = match.start()
+        for char, length in _unescape(match.group()):
+            starts.append(size)
+            pieces.append((at, at + length, False))
+            out.append(char)
+            size += 1
+            at += length
+    if not pieces:
+        return None
+    if at < len(text):
+        starts.append(size)
+        pieces.append((at, len(text), True))
+        out.append(text[at:])
+    return _View("".join(out), parent, lambda: (starts, pieces))
+
+
+def _unspaced(parent: _View) -> _View | None:
+    """``parent``'s text without whitespace (wrapped base64 or hex); None if it has none."""
+    text = _SPACE.sub("", parent.text)
+    if len(text) == len(parent.text):
+        return None
+
+    def make() -> tuple[list[int], list[_Piece]]:
+        starts: list[int] = []
+        pieces: list[_Piece] = []
+        size = 0
+        for word in _WORD.finditer(parent.text):
+            starts.append(size)
+            pieces.append((word.start(), word.end(), True))
+            size += word.end() - word.start()
+        return starts, pieces
+
+    return _View(text, parent, make)
+
+
+def _views(text: str) -> list[_View]:
+    """The text, each level of it decoded (up to :data:`MAX_DEPTH`), and each without whitespace."""
+    views: list[_View] = []
+    view: _View | None = _View(text, None)
+    depth = 0
+    while view is not None:
+        views.append(view)
+        if (bare := _unspaced(view)) is not None:
+            views.append(bare)
+        depth += 1
+        view = _decoded(view) if depth <= MAX_DEPTH else None
+    return views
