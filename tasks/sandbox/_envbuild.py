@@ -24,7 +24,7 @@ from docker.errors import APIError
 from bughunt.hashing import canonical_json
 from tasks.sandbox._container import remove_quietly
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._fetch import PIP_WHEEL_PACKAGE, Apt, pip_download
+from tasks.sandbox._fetch import PIP_WHEEL_PACKAGE, Apt, Requirements, pip_download, pip_index
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tasks.sandbox._recipe import RECIPE
 
@@ -61,9 +61,10 @@ cd / && rm -rf {_STAGING}
 class EnvironmentBuilder:
     """One environment image build: fetch on the host, install in a container, commit as ``tag``.
 
-    ``recipe`` is what the image's label records; ``base`` the base image's
-    inspection (its id, architecture and config); ``agent`` and ``where``
-    (the config field) name the build in its errors.
+    ``requirements`` are the checked pins and the file they were read from
+    (never handed to pip); ``recipe`` is what the image's label records;
+    ``base`` the base image's inspection (its id, architecture and config);
+    ``agent`` and ``where`` (the config field) name the build in its errors.
     """
 
     def __init__(
@@ -73,7 +74,7 @@ class EnvironmentBuilder:
         tag: str,
         recipe: Mapping[str, Any],
         debian: Sequence[str],
-        requirements: Path | None,
+        requirements: Requirements | None,
         base: Mapping[str, Any],
         agent: str,
         where: str,
@@ -100,11 +101,12 @@ class EnvironmentBuilder:
         wheels: list[Path] = []
         if self.requirements is not None:
             field = f"{self.where}.requirements"
-            wheels = pip_download(
-                self.requirements, staging / "wheels", apt.platform(), field=field
+            # Written by the host from the checked pins into staging: the user's file never
+            # reaches a pip, here or in the build container.
+            _written, wheels = pip_download(
+                self.requirements, staging, apt.platform(), index=pip_index(), field=field
             )
             shutil.copyfile(apt.download(PIP_WHEEL_PACKAGE), staging / "pip.deb")
-            shutil.copyfile(self.requirements, staging / "requirements.txt")
         (staging / "install.sh").write_text(_INSTALL)
         container = self._create()
         try:

@@ -17,11 +17,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from packaging.utils import canonicalize_name
 
 from bughunt.errors import InputError
 from tasks.sandbox._errors import SandboxImageError
+from tasks.sandbox._requirements import Pin, render
 
 MIRROR = "http://deb.debian.org/debian"
 """Debian archive the packages come from (debootstrap's default, where the base came from)."""
@@ -29,6 +34,10 @@ KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 """Keys the archive's Release file is checked with (package ``debian-archive-keyring``)."""
 PIP_WHEEL_PACKAGE = "python3-pip-whl"
 """Debian's pip as a wheel: runs the install inside the build container and is not installed."""
+PIP_INDEX_ENV = "BUGHUNT_PIP_INDEX_URL"
+"""Operator's variable naming the package index wheels are fetched from (docs/agents.md)."""
+DEFAULT_PIP_INDEX = "https://pypi.org/simple"
+"""The index without ``BUGHUNT_PIP_INDEX_URL``."""
 
 _TOOL_TIMEOUT_S = 900
 # Docker's architecture names (GOARCH) → Debian's, and the machine in manylinux tags.
@@ -39,6 +48,16 @@ _APT_MISSING = re.compile(
     r"|Couldn't find any package by \w+ '([^']+)')"
 )
 _PIP_MISSING = re.compile(r"No matching distribution found for (\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Requirements:
+    """An environment's checked requirements: the file they were read from and its pins."""
+
+    file: Path
+    """The user's requirements file (named in errors, never handed to pip)."""
+    pins: tuple[Pin, ...]
+    """Its requirements, checked (:func:`tasks.sandbox._requirements.check_requirements`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +104,8 @@ class Apt:
         arch = _DPKG_ARCH.get(docker_arch)
         if arch is None:
             raise SandboxImageError(f"no Debian architecture for the base's {docker_arch!r}")
-        self.root, self.arch, self.docker_arch = root, arch, docker_arch
+        self.root, self.arch, self.docker_arch, self.suite = root, arch, docker_arch, suite
+        self._known: frozenset[str] | None = None
         for sub in ("parts", "lists/partial", "archives/partial", "state", "cache", "pool"):
             (root / sub).mkdir(parents=True, exist_ok=True)
         self.empty_status = root / "empty-status"
@@ -127,12 +147,40 @@ class Apt:
 
     def update(self) -> None:
         """Fetch the suite's package index (about 9 MB); SandboxImageError when it cannot."""
+        self._known = None
         done = self._run(["apt-get", "-q", "update"])
         if done.returncode != 0 or "Failed to fetch" in done.stderr:
             raise SandboxImageError(f"apt-get update from {MIRROR} failed: {_last(done.stderr)}")
 
+    def package_names(self) -> frozenset[str]:
+        """Every package name of the suite's index, exactly as apt knows it."""
+        done = self._run(["apt-cache", "pkgnames"])
+        if done.returncode != 0:
+            raise SandboxImageError(f"apt-cache pkgnames failed: {_last(done.stderr)}")
+        return frozenset(done.stdout.split())
+
+    def _require_exact(self, names: list[str], *, file: str | None, field: str) -> None:
+        if self._known is None:
+            self._known = self.package_names()
+        for name in names:
+            if name not in self._known:
+                raise InputError(
+                    f"no Debian package named exactly {name!r} in {MIRROR} {self.suite} "
+                    "(exact package names only, never patterns)",
+                    file=file,
+                    field=field,
+                )
+
     def check_names(self, names: list[str], *, file: str | None, field: str) -> None:
-        """Every name is an installable package of the suite, or InputError naming the first that is not."""
+        """Every name is an installable package of the suite, or InputError naming the first that is not.
+
+        A name must be a package's exact name first: apt-get reads one it
+        does not find as a glob or a POSIX regular expression over every
+        package (``texlive-.+`` selects hundreds), and a trailing ``+`` or
+        ``-`` as an install or remove request. Only exact names ever reach
+        apt-get, which then selects that package alone.
+        """
+        self._require_exact(names, file=file, field=field)
         done = self._run(["apt-get", "-s", "-q", "--no-install-recommends", "install", *names])
         if done.returncode == 0:
             return
@@ -168,7 +216,12 @@ class Apt:
     def download_missing(
         self, names: list[str], *, status: Path, file: str | None, field: str
     ) -> list[Path]:
-        """The .deb files of ``names`` and their dependencies that the dpkg ``status`` lacks."""
+        """The .deb files of ``names`` and their dependencies that the dpkg ``status`` lacks.
+
+        ``names`` must be exact package names (:meth:`check_names`); any other
+        is an InputError, never handed to apt-get.
+        """
+        self._require_exact(names, file=file, field=field)
         done = self._run(
             [
                 "apt-get",
@@ -206,53 +259,100 @@ class Apt:
         return found[0]
 
 
-def pip_download(requirements: Path, dest: Path, platform: Platform, *, field: str) -> list[Path]:
-    """Download every wheel the hashed ``requirements`` name, for ``platform``, into ``dest``.
+def pip_index(environ: Mapping[str, str] = os.environ) -> str:
+    """The package index wheels come from: the operator's ``BUGHUNT_PIP_INDEX_URL``, or PyPI.
 
-    The host's pip checks each file against its hash and refuses anything
-    not pinned and hashed. A requirement with no wheel for the platform (or
-    no such project), or a file whose hash differs, is an :class:`InputError`
-    naming the file and ``field``; any other failure (the index unreachable)
-    :class:`SandboxImageError`.
+    An operator's setting, never a recipe's (a requirements file names no
+    index). A value that is not an http(s) URL with a host is a
+    :class:`SandboxImageError` naming the variable.
     """
+    url = environ.get(PIP_INDEX_ENV, "").strip() or DEFAULT_PIP_INDEX
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise SandboxImageError(f"{PIP_INDEX_ENV}={url!r} is not an http(s) URL with a host")
+    return url
+
+
+def pip_download(
+    requirements: Requirements, work: Path, platform: Platform, *, index: str, field: str
+) -> tuple[Path, list[Path]]:
+    """The requirements file the host wrote and the wheels it names, fetched into ``work``.
+
+    pip is never handed the user's file: it gets one written here from the
+    checked pins, runs isolated from the host's pip configuration, with
+    ``--only-binary=:all: --no-deps --require-hashes`` against ``index``, so
+    no package is built or run on the host (a project published only as
+    source is refused, never built). A pin with no wheel for ``platform``
+    (or no such project or version) or a file whose hash differs is an
+    :class:`InputError` naming the user's file, the pin's line and ``field``;
+    any other failure (the index unreachable) :class:`SandboxImageError`.
+    """
+    dest = work / "wheels"
     dest.mkdir(parents=True, exist_ok=True)
+    written = work / "requirements.txt"
+    written.write_text(render(list(requirements.pins)))
     argv = [
         sys.executable,
         "-m",
         "pip",
+        "--isolated",
         "download",
         "--disable-pip-version-check",
         "--no-input",
         "--progress-bar",
         "off",
+        "--index-url",
+        index,
         "--require-hashes",
         "--only-binary=:all:",
+        "--no-deps",
         *platform.pip_args(),
         "--dest",
         str(dest),
         "--requirement",
-        str(requirements),
+        str(written),
     ]
     done = subprocess.run(
         argv, capture_output=True, text=True, errors="replace", timeout=_TOOL_TIMEOUT_S, check=False
     )
     if done.returncode != 0:
-        output = done.stdout + done.stderr
-        missing = _PIP_MISSING.search(output)
+        raise _pip_failure(done.stdout + done.stderr, requirements, platform, field=field)
+    return written, sorted(dest.glob("*.whl"))
+
+
+def _pip_failure(
+    output: str, requirements: Requirements, platform: Platform, *, field: str
+) -> Exception:
+    """What a failed ``pip download`` means: bad input naming the pin's line, or the index's fault."""
+    file = str(requirements.file)
+    missing = _PIP_MISSING.search(output)
+    if missing:
+        pin = _pin_named(requirements, missing[1])
         where = f"Python {platform.python}, manylinux {platform.machine}"
-        if missing:
-            raise InputError(
-                f"no wheel of {missing[1]} for {where} on the index (no such project or version, "
-                "or only a source distribution, which is never built)",
-                file=str(requirements),
-                field=field,
-            )
-        if "do not match the hashes" in output.lower() or "hashes are required" in output.lower():
-            raise InputError(
-                f"pip refused the hashes: {_last(output)}", file=str(requirements), field=field
-            )
-        raise SandboxImageError(f"pip download failed ({field}): {_last(output)}")
-    return sorted(dest.glob("*.whl"))
+        return InputError(
+            f"no wheel of {missing[1]} for {where} on the index (no such project or version, "
+            "or only a source distribution, which is never built on the host)",
+            file=file,
+            line=pin.line if pin else None,
+            field=field,
+        )
+    lowered = output.lower()
+    if "do not match the hashes" in lowered or "hashes are required" in lowered:
+        culprit = re.search(r"^\s+(\S+==\S+) from ", output, re.M)
+        pin = _pin_named(requirements, culprit[1]) if culprit else None
+        return InputError(
+            f"pip refused the hashes: {_last(output)}",
+            file=file,
+            line=pin.line if pin else None,
+            field=field,
+        )
+    return SandboxImageError(f"pip download failed ({field}): {_last(output)}")
+
+
+def _pin_named(requirements: Requirements, spec: str) -> Pin | None:
+    """The pin ``name==version`` (as pip prints it) stands for, if any."""
+    name = canonicalize_name(re.split(r"[=<>!~\[;\s]", spec, maxsplit=1)[0])
+    return next((p for p in requirements.pins if p.name == name), None)
 
 
 def _last(output: str, lines: int = 3) -> str:

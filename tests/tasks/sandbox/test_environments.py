@@ -189,13 +189,14 @@ def test_a_requirement_without_a_hash_names_the_file_and_line(tmp_path: Path) ->
     [
         ("-r other.txt\n", "option '-r' is not allowed"),
         ("--find-links /tmp\n", "option '--find-links' is not allowed"),
+        ("--index-url https://pypi.org/simple\n", "option '--index-url' is not allowed"),
         ("./pkg --hash=sha256:" + "0" * 64 + "\n", "not a project pinned with =="),
         ("six>=1 --hash=sha256:" + "0" * 64 + "\n", "not a project pinned with =="),
     ],
 )
 def test_requirements_may_not_reach_outside_or_float(tmp_path: Path, text: str, says: str) -> None:
-    """Includes, local paths, links and unpinned versions are refused with the line."""
-    root = _requirements(tmp_path, "--index-url https://pypi.org/simple\n" + text)
+    """Includes, local paths, links, an index and unpinned versions are refused with the line."""
+    root = _requirements(tmp_path, "# pinned, hashed\n" + text)
     with pytest.raises(InputError, match=says) as caught:
         environment_recipe(ENV, corpus_root=root)
     assert caught.value.line == 2
