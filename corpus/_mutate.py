@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import io
 import itertools
 import random
 import re
 import tokenize
-import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugCategory
+from corpus._locality import Checker, Unit
 from corpus._oracle import DEFAULT_ORACLE, matches
 from corpus._pyast import parse as parse_ast
 
@@ -83,7 +84,11 @@ def is_test_file(path: str) -> bool:
 
 def mutant_key(path: str, mutated: bytes) -> str:
     """The :attr:`Mutant.key` of ``path`` holding ``mutated``."""
-    return hash_json({"path": path, "sha256": sha256_bytes(mutated)})
+    return _key(path, sha256_bytes(mutated))
+
+
+def _key(path: str, sha256: str) -> str:
+    return hash_json({"path": path, "sha256": sha256})
 
 
 def propose_mutants(
@@ -135,6 +140,8 @@ class _Edit:
     operator: str
     what: str
     scope: str
+    unit: Unit | None
+    """The smallest part of the file whose compiling decides the mutant's (``corpus._locality``)."""
 
 
 class _Source:
@@ -223,29 +230,68 @@ def unified_diff(path: str, old: str, new: str) -> tuple[str, int]:
     return "".join(out), head + 1
 
 
-def _compiles(data: bytes, path: str) -> bool:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning on ``x is ""`` and the like
-        try:
-            compile(data, path, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
-    return True
+def edit_diff(
+    path: str, old: Sequence[str], src: _Source, edit: tuple[int, int, str]
+) -> tuple[str, int]:
+    """:func:`unified_diff` of the file whose lines are ``old`` (``_lines``) and bytes ``src``, and
+    that file with bytes ``start:end`` replaced by ``text``: the same hunk, found from the edited
+    lines outwards instead of comparing every line of both files."""
+    start, end, text = edit
+    first = bisect.bisect_right(src.starts, start) - 1
+    stop = min(bisect.bisect_right(src.starts, end), len(old))
+    window_end = src.starts[stop] if stop < len(src.starts) else len(src.data)
+    new = _lines(src.text(src.starts[first], start) + text + src.text(end, window_end))
+    shift = len(new) - (stop - first)
+    n_a, n_b = len(old), len(old) + shift
+
+    def b(i: int) -> str:
+        if i < first:
+            return old[i]
+        return new[i - first] if i < first + len(new) else old[i - shift]
+
+    head = first  # the lines above the edit are the same in both files
+    while head < min(n_a, n_b) and old[head] == b(head):
+        head += 1
+    tail = min(n_a - stop, min(n_a, n_b) - head)  # and so are those below it
+    while tail < min(n_a, n_b) - head and old[-1 - tail] == b(n_b - 1 - tail):
+        tail += 1
+    lo, hi_a, hi_b = max(0, head - 3), n_a - tail, n_b - tail
+    after = old[hi_a : min(n_a, hi_a + 3)]
+    size_a, size_b = hi_a - lo + len(after), hi_b - lo + len(after)
+    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    out.append(f"@@ -{_hunk_range(lo + 1, size_a)} +{_hunk_range(lo + 1, size_b)} @@\n")
+    out += [_diff_line(" ", line) for line in old[lo:head]]
+    out += [_diff_line("-", line) for line in old[head:hi_a]]
+    out += [_diff_line("+", b(i)) for i in range(head, hi_b)]
+    out += [_diff_line(" ", line) for line in after]
+    return "".join(out), head + 1
 
 
 def _file_mutants(path: str, data: bytes, parents: Mapping[str, str]) -> Iterator[Mutant]:
+    """The file's mutants. Each costs time in the lines around its edit, not in the file's
+    length, but for its key: SHA-256 of the mutated bytes after the edit (those before it are
+    hashed once for all mutants)."""
     tree = _parse(data)
     if tree is None:
         return
     src = _Source(data)
-    walker = _Walker(src, parents)
-    walker.block(tree.body)
-    old = data.decode("utf-8")
+    checker = Checker(data, src.starts, tree, path)
+    walker = _Walker(src, parents, checker)
+    walker.block(tree.body, checker.top)
+    old = _lines(data.decode("utf-8"))
+    view, before, hashed = memoryview(data), hashlib.sha256(), 0
     for edit in sorted(walker.edits, key=lambda e: (e.start, e.end, e.operator, e.text)):
-        mutated = data[: edit.start] + edit.text.encode("utf-8") + data[edit.end :]
-        if mutated == data or not _compiles(mutated, path):
+        text = edit.text.encode("utf-8")
+        if data[edit.start : edit.end] == text:
             continue
-        patch, line = unified_diff(path, old, mutated.decode("utf-8"))
+        if not checker.compiles(edit.unit, (edit.start, edit.end), text):
+            continue
+        before.update(view[hashed : edit.start])  # edits come by their start: hashed ≤ start
+        hashed = edit.start
+        mutated = before.copy()
+        mutated.update(text)
+        mutated.update(view[edit.end :])
+        patch, line = edit_diff(path, old, src, (edit.start, edit.end, edit.text))
         yield Mutant(
             path=path,
             line=line,
@@ -253,7 +299,7 @@ def _file_mutants(path: str, data: bytes, parents: Mapping[str, str]) -> Iterato
             operator=edit.operator,
             description=f"{edit.what} in {edit.scope} ({path}:{line})",
             patch=patch,
-            key=mutant_key(path, mutated),
+            key=_key(path, mutated.hexdigest()),
         )
 
 
@@ -398,23 +444,29 @@ def _bindings(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int]:
 class _Walker:
     """Collects every edit of one module (see the module docstring for what is skipped)."""
 
-    def __init__(self, src: _Source, parents: Mapping[str, str]) -> None:
+    def __init__(self, src: _Source, parents: Mapping[str, str], checker: Checker) -> None:
         self.src = src
         self.parents = parents
+        self.checker = checker
         self.edits: list[_Edit] = []
         self.scope: list[str] = []
         self.bound: list[dict[str, int]] = [{}]
+        self.unit: Unit | None = None
 
     def add(self, span: tuple[int, int], text: str, cat: BugCategory, op: str, what: str) -> None:
         scope = ".".join(self.scope) or "module level"
-        self.edits.append(_Edit(span[0], span[1], text, cat, op, what, scope))
+        self.edits.append(_Edit(span[0], span[1], text, cat, op, what, scope, self.unit))
 
     # statements
 
-    def block(self, body: Sequence[ast.stmt]) -> None:
-        for stmt in body:
+    def block(self, body: Sequence[ast.stmt], units: Sequence[Unit | None] | None = None) -> None:
+        """Walk a block; ``units``, for a module or class body, gives each statement's unit."""
+        around = self.unit
+        for i, stmt in enumerate(body):
             if not (_is_docstring(stmt) or _is_main_guard(stmt) or _is_dunder(stmt)):
+                self.unit = around if units is None else units[i]
                 self.stmt(stmt, sole=len(body) == 1)
+        self.unit = around
 
     def stmt(self, stmt: ast.stmt, *, sole: bool) -> None:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -451,7 +503,13 @@ class _Walker:
             self.expr(expr, node)
         self.scope.append(node.name)
         self.bound.append({} if isinstance(node, ast.ClassDef) else _bindings(node))
-        self.block(node.body)
+        around = self.unit
+        if isinstance(node, ast.ClassDef):
+            self.block(node.body, self.checker.body_units(node.body, node, around))
+        else:
+            self.unit = self.checker.function_unit(node, around)
+            self.block(node.body)
+        self.unit = around
         self.scope.pop()
         self.bound.pop()
 
