@@ -26,6 +26,7 @@ from tasks.sandbox import (
     apply_patch,
     case_trees,
     read_tree,
+    rewrite_plan,
     run_sandbox,
 )
 from tasks.sandbox._trees import Files
@@ -110,13 +111,10 @@ def _executions(corpus: Corpus, seed: int, pairs: Sequence[PairResult]) -> list[
     for case_id in sorted({p.case_id for p in pairs}):
         case = by_case[case_id]
         target = corpus.target_of(case)
-        trees[case_id] = case_trees(
-            apply_patch(target.path, case.patch, file=case_id),
-            cleans[target.name],
-            seed=seed,
-            case_id=case_id,
-            enabled=True,
-        )
+        buggy = apply_patch(target.path, case.patch, file=case_id)
+        both = (buggy, cleans[target.name])
+        plan = rewrite_plan(None, both, target)  # no contract check: the strongest level
+        trees[case_id] = case_trees(*both, seed=seed, case_id=case_id, plan=plan)
     out = []
     for pair in pairs:
         assert pair.report is not None

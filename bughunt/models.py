@@ -711,9 +711,33 @@ class ContractStatus(StrEnum):
     """Whether a case keeps the corpus contract."""
 
     OK = "ok"
-    """The clean suite passes (deterministically, also rewritten); the buggy one fails or hangs."""
+    """The tests the bug makes fail pass on the clean tree and fail (or hang) on the buggy one,
+    twice alike; the target's known failures take no part."""
     BROKEN = "broken"
     """It does not: the case is unscored with the reason."""
+
+
+class RewriteLevel(StrEnum):
+    """How far the behaviour-preserving rewrites of a target's source go (docs/sandbox.md#rewrites).
+
+    From the strongest down; the corpus check steps a case down to the first level whose
+    rewrites keep every outcome of the target's suite. Test files are never rewritten.
+    """
+
+    FULL = "full"
+    """Comments and docstrings dropped, code re-emitted, locals renamed, definitions shuffled."""
+    KEEP_ORDER = "keep-order"
+    """As ``full``, without shuffling definitions."""
+    KEEP_NAMES = "keep-names"
+    """Comments and docstrings dropped and the code re-emitted; names and order kept."""
+    KEEP_TEXT = "keep-text"
+    """The source kept as written (lines, comments, docstrings); a no-op line appended."""
+    NONE = "none"
+    """No rewrite."""
+
+
+CONTRACT_VERSION = 2
+"""The contract's rules a check was made under; a check of another version is made again."""
 
 
 class ContractCheck(_Row):
@@ -733,7 +757,16 @@ class ContractCheck(_Row):
     symptom: Symptom | None = None
     """How the bug shows in the suite: its tests fail, or the suite hangs."""
     failing_tests: list[str] = Field(default_factory=list)
-    """Suite tests that fail on the buggy tree (the case's oracle)."""
+    """The tests the bug makes fail (FAIL_TO_PASS): they fail on the buggy tree and are not
+    among the target's known failures."""
+    known_failures: list[str] = Field(default_factory=list)
+    """The target's known failures: tests that failed on the clean tree in either of its runs.
+    Recorded and shown; they take no part in any case's decision."""
+    rewrite_level: RewriteLevel | None = None
+    """The strongest rewrite level that keeps the suite's outcomes on this case's trees (None
+    when the case breaks the contract)."""
+    contract: int = CONTRACT_VERSION
+    """The contract's version the check was made under (0: a row from before versions)."""
     run_id: str | None = None
     """Run that checked it (None from ``bughunt corpus check`` without a ledger)."""
     checked_at: datetime = Field(default_factory=utcnow)

@@ -25,7 +25,14 @@ from corpus._hash_cache import (
 from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
 from corpus._mutate import Mutant, is_test_file, propose_mutants
 from corpus._network import check_network
-from corpus._oracle import DEFAULT_ORACLE, agent_view, is_hidden, oracle_files
+from corpus._oracle import (
+    DEFAULT_ORACLE,
+    agent_view,
+    is_hidden,
+    oracle_files,
+    pytest_options,
+    target_test_files,
+)
 from corpus._rewrite import FileMemo, RewrittenTree, rewrite_source, rewrite_tree
 from corpus._secrets import RESERVED_PREFIX, agent_secrets, model_key
 
@@ -61,6 +68,8 @@ __all__ = [
     "model_key",
     "oracle_files",
     "propose_mutants",
+    "pytest_options",
     "rewrite_source",
     "rewrite_tree",
+    "target_test_files",
 ]

@@ -19,6 +19,13 @@ passes on the rewritten clean one. Every ``.py`` file that parses gets:
 Module-level names, parameters, attributes and class names never change. The
 output is parsed again and must give the very AST that was transformed and
 compile; otherwise a less aggressive plan is tried, and last the file is kept.
+
+A :class:`~bughunt.models.RewriteLevel` caps how far this goes, so a target
+whose suite notices a rewrite (tests that read source text, line numbers or
+local names) degrades to a weaker one instead of being refused: no
+shuffling, then no renames, then ``keep-text`` (the source as written with
+only the no-op line appended), then none. Test files are the caller's to
+exclude: they are the same in both trees, so rewriting them defends nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from bughunt.hashing import hash_parts, sha256_bytes
+from bughunt.models import RewriteLevel
 from corpus._pyast import compile_tree, same_tree
 from corpus._pyast import parse as parse_ast
 from corpus._rewrite_names import SkippedFunction, rename_locals
@@ -84,6 +92,22 @@ class _Plan:
 
 # Most aggressive first; the last one only re-emits the code.
 _PLANS = (_Plan(True, True, True), _Plan(True, False, True), _Plan(False, False, False))
+# What each level that re-emits code allows at most.
+_CAPS = {
+    RewriteLevel.FULL: _Plan(True, True, True),
+    RewriteLevel.KEEP_ORDER: _Plan(True, True, False),
+    RewriteLevel.KEEP_NAMES: _Plan(True, False, False),
+}
+
+
+def _plans(level: RewriteLevel) -> tuple[_Plan, ...]:
+    """The plans of ``level``, most aggressive first (each of ``_PLANS`` capped, repeats dropped)."""
+    cap = _CAPS[level]
+    capped = (
+        _Plan(p.docstrings and cap.docstrings, p.locals and cap.locals, p.reorder and cap.reorder)
+        for p in _PLANS
+    )
+    return tuple(dict.fromkeys(capped))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +119,8 @@ class ModuleRewrite:
     failure: str | None = None
 
 
-FileMemo = dict[tuple[str, bytes, bool], tuple[bytes, str | None]]
-"""Rewritten files by (path, bytes, docstrings kept), for one seed: see :func:`rewrite_tree`."""
+FileMemo = dict[tuple[str, bytes, bool, RewriteLevel], tuple[bytes, str | None]]
+"""Rewritten files by (path, bytes, docstrings kept, level), for one seed: see :func:`rewrite_tree`."""
 
 
 def rewrite_tree(
@@ -105,8 +129,10 @@ def rewrite_tree(
     *,
     exclude: Collection[str] = (),
     memo: FileMemo | None = None,
+    level: RewriteLevel = RewriteLevel.FULL,
 ) -> RewrittenTree:
-    """Rewrite every ``.py`` file of ``files`` not in ``exclude`` (exact paths), from ``seed``.
+    """Rewrite every ``.py`` file of ``files`` not in ``exclude`` (exact paths), from ``seed``,
+    no further than ``level`` allows (``none``: every file as it is).
 
     Other files come back byte-for-byte. A ``.py`` file that is excluded, is not
     UTF-8, does not parse, cannot be rewritten safely or comes out identical is
@@ -129,12 +155,14 @@ def rewrite_tree(
             out[path] = data
         elif path in skip:
             out[path], reason = data, "excluded"
+        elif level is RewriteLevel.NONE:
+            out[path], reason = data, "rewrites are off (level none)"
         elif memo is None:
-            out[path], reason = _rewrite_file(data, seed, path, keep_docs)
+            out[path], reason = _rewrite_file(data, seed, path, keep_docs, level)
         else:
-            key = (path, data, keep_docs)
+            key = (path, data, keep_docs, level)
             if key not in memo:
-                memo[key] = _rewrite_file(data, seed, path, keep_docs)
+                memo[key] = _rewrite_file(data, seed, path, keep_docs, level)
             out[path], reason = memo[key]
         if reason is not None:
             kept.append((path, reason))
@@ -158,8 +186,15 @@ def rewrite_source(source: str, seed: int, *, path: str = "<string>") -> str:
     return rewrite_module(source, seed, path, keep_docs=keep_docs).text
 
 
-def rewrite_module(source: str, seed: int, path: str, *, keep_docs: bool) -> ModuleRewrite:
-    """Rewrite ``source`` with the most aggressive plan whose output verifies.
+def rewrite_module(
+    source: str,
+    seed: int,
+    path: str,
+    *,
+    keep_docs: bool,
+    level: RewriteLevel = RewriteLevel.FULL,
+) -> ModuleRewrite:
+    """Rewrite ``source`` with the most aggressive plan of ``level`` whose output verifies.
 
     Raises ``SyntaxError`` when ``source`` does not parse. When no plan
     verifies, the text is ``source`` and ``failure`` says why.
@@ -171,9 +206,11 @@ def rewrite_module(source: str, seed: int, path: str, *, keep_docs: bool) -> Mod
             first: ast.Module | None = parse_ast(source, filename=path)
         except ValueError as exc:  # null bytes are a ValueError before Python 3.12
             raise SyntaxError(str(exc)) from None
+        if level is RewriteLevel.KEEP_TEXT:
+            return _append_only(source, seed, path, empty=first is not None and not first.body)
         taken = {unicodedata.normalize("NFKC", w) for w in re.findall(r"\w+", source)}
         failure = ""
-        for plan in _PLANS:
+        for plan in _plans(level):
             rng = random.Random(f"{seed}:{path}")  # noqa: S311 -- reproducible on purpose, not a secret
             # Each plan transforms a tree of its own: the first the one parsed above.
             tree = first if first is not None else parse_ast(source, filename=path)
@@ -186,7 +223,24 @@ def rewrite_module(source: str, seed: int, path: str, *, keep_docs: bool) -> Mod
     return ModuleRewrite(source, failure=f"could not be rewritten safely ({failure})")
 
 
-def _rewrite_file(data: bytes, seed: int, path: str, keep_docs: bool) -> tuple[bytes, str | None]:
+def _append_only(source: str, seed: int, path: str, *, empty: bool) -> ModuleRewrite:
+    """``source`` as written, with the no-op string line appended (``keep-text``): every line,
+    comment and docstring where it was, and still bytes no earlier seed gave."""
+    if empty:  # a lone string would become the module's docstring
+        return ModuleRewrite(source)
+    rng = random.Random(f"{seed}:{path}")  # noqa: S311 -- reproducible on purpose, not a secret
+    text = source if source.endswith("\n") or not source else source + "\n"
+    text += f"'{rng.getrandbits(64):016x}'\n"
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return ModuleRewrite(source, failure=f"could not be rewritten safely ({exc})")
+    return ModuleRewrite(text)
+
+
+def _rewrite_file(
+    data: bytes, seed: int, path: str, keep_docs: bool, level: RewriteLevel = RewriteLevel.FULL
+) -> tuple[bytes, str | None]:
     """The new bytes of one ``.py`` file, and why it was kept when it was."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -196,7 +250,7 @@ def _rewrite_file(data: bytes, seed: int, path: str, keep_docs: bool) -> tuple[b
     if encoding not in ("utf-8", "utf-8-sig") and not data.isascii():
         return data, f"not UTF-8: declares {encoding}"
     try:
-        result = rewrite_module(source, seed, path, keep_docs=keep_docs)
+        result = rewrite_module(source, seed, path, keep_docs=keep_docs, level=level)
     except SyntaxError as exc:
         where = f" (line {exc.lineno})" if exc.lineno else ""
         return data, f"does not parse: {exc.msg}{where}"

@@ -5,16 +5,18 @@ short run still covers all seven) is applied to a copy of the target with
 ``git apply`` (the case's ``bug.patch`` is exactly what is applied) and the
 target's suite runs on it in the sandbox, each run in a fresh container:
 
-- the suite passes: **equivalent** (or at least not detected): dropped;
-- it fails, then fails the same way again: **killed**, kept, with the
-  failing tests (which the corpus's oracle holds out of agents' trees);
+- no test fails but the target's known failures (tests that fail on the
+  clean tree already): **equivalent** (or at least not detected): dropped;
+- other tests fail, then fail the same way again: **killed**, kept, with
+  those tests (which the corpus's oracle holds out of agents' trees);
 - it times out twice while the clean tree passes within a quarter of the
   deadline: **hanging**, kept (symptom ``hang``);
 - two runs disagree: **flaky**, dropped; the same failing tests at the same
   place as a kept mutant: **duplicate**, dropped.
 
-The verdicts are the corpus contract's (``tasks.sandbox._contract``), so a
-kept case passes ``bughunt corpus check``. Every seed is the user's
+The verdicts are the corpus contract's own check (``TargetContract``, its
+rewrites and seed included), run on the names the written corpus has, so a
+kept case passes ``bughunt corpus check`` as written. Every seed is the user's
 ``--seed``: the same target and seed give the same corpus.
 """
 
@@ -30,7 +32,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.errors import InputError
-from bughunt.models import BugCategory
+from bughunt.models import BugCategory, ContractStatus, Symptom
 from corpus import DEFAULT_ORACLE, Mutant, propose_mutants
 from tasks.classify import categorize, parse_patch
 from tasks.make_corpus._write import (
@@ -45,10 +47,11 @@ from tasks.make_corpus._write import (
 from tasks.sandbox import (
     CellExecutor,
     Files,
+    TargetContract,
     apply_patch,
     connect,
+    contract_seed,
     ensure_image,
-    judge_buggy,
     map_bounded,
     read_tree,
     suite_signature,
@@ -175,42 +178,43 @@ def mutate_target(
     image = ensure_image(client).tag
     workers = settings.workers or 2
     command = list(test_command)
+    name = corpus_name_of(f"{target.name}-mutants")  # the corpus and its one target
     with CellExecutor(run_id=run_id, image=image, client=client) as executor:
 
         def suite(tree: Files) -> tuple[tuple[str, frozenset[str]], float]:
             result = executor.run(command, workspace=tree, timeout_s=settings.suite_timeout_s)
             return suite_signature(result), result.duration_s
 
-        clean = map_bounded(suite, [files, files], max_workers=workers)
-        (first, slow1), (second, slow2) = clean
-        if first != second or first[0] != "exit 0":
-            raise InputError(
-                f"the suite must pass twice alike on the clean tree (got {first[0]}, then "
-                f"{second[0]})",
-                file=str(target),
-            )
-        quick = max(slow1, slow2) < settings.suite_timeout_s / 4
+        # The corpus check's own contract, on the target and names it will read, so a kept
+        # mutant passes `bughunt corpus check` as written.
+        contract = TargetContract(
+            clean=files,
+            suite=suite,
+            seed=contract_seed(name, name),
+            timeout_s=settings.suite_timeout_s,
+            oracle=DEFAULT_ORACLE,
+        )
+        clean, _seconds = contract.find_clean()
+        if clean.problem is not None:
+            raise InputError(f"no mutant can be judged: {clean.problem}", file=str(target))
 
         def judge(mutant: Mutant) -> _Tried:
             try:
                 buggy = apply_patch(target, mutant.patch.encode(), file=mutant.path)
             except InputError as exc:
                 return _Tried(mutant=mutant, verdict=Verdict.UNAPPLIED, reason=exc.message)
-            one, _ = suite(buggy)
-            if one[0] == "exit 0":
-                return _Tried(mutant=mutant, verdict=Verdict.EQUIVALENT)
-            two, _ = suite(buggy)
-            status, reason, symptom = judge_buggy(one, two, visible=[], oracle=DEFAULT_ORACLE)
-            if status != "ok":
-                return _Tried(mutant=mutant, verdict=Verdict.FLAKY, reason=reason)
-            if symptom is not None and symptom.value == "hang":
-                verdict = Verdict.HANGING if quick else Verdict.FLAKY
-                return _Tried(mutant=mutant, verdict=verdict)
-            return _Tried(mutant=mutant, verdict=Verdict.KILLED, failing=sorted(one[1]))
+            found = contract.check_case(buggy, clean)
+            if found.status is ContractStatus.OK:
+                hangs = found.symptom is Symptom.HANG
+                verdict = Verdict.HANGING if hangs else Verdict.KILLED
+                return _Tried(mutant=mutant, verdict=verdict, failing=list(found.failing))
+            if found.broken == "equivalent":
+                return _Tried(mutant=mutant, verdict=Verdict.EQUIVALENT, reason=found.reason)
+            return _Tried(mutant=mutant, verdict=Verdict.FLAKY, reason=found.reason)
 
         tried = _run_until(mutants, judge, settings.max_cases, workers, progress)
     kept = [t for t in tried if t.kept]
-    cases = _write_corpus(out, target.name, files, command, kept, agents)
+    cases = _write_corpus(out, name, files, command, kept, agents)
     counts = Counter(t.verdict for t in tried)
     return MutateSummary(
         proposed=len(mutants),
@@ -285,8 +289,9 @@ def _write_corpus(
     kept: Sequence[_Tried],
     agents: AgentTables,
 ) -> list[str]:
-    """``out``: corpus.toml, the target tree, the agents' folders, one case per kept mutant."""
-    corpus_name = corpus_name_of(f"{name}-mutants")
+    """``out``: corpus.toml, the target tree, the agents' folders, one case per kept mutant;
+    ``name`` names both the corpus and its target."""
+    corpus_name = name
     for rel, data in files.items():
         path = out / "target" / rel
         path.parent.mkdir(parents=True, exist_ok=True)

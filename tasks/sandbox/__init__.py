@@ -21,7 +21,13 @@ if TYPE_CHECKING:
     from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
     from tasks.sandbox._cell import CellExecutor
     from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
-    from tasks.sandbox._contract import check_contract, judge_buggy, known_checks
+    from tasks.sandbox._contract import (
+        TargetContract,
+        check_contract,
+        contract_seed,
+        judge_buggy,
+        known_checks,
+    )
     from tasks.sandbox._engine import connect
     from tasks.sandbox._entry import (
         RECORD,
@@ -60,7 +66,13 @@ if TYPE_CHECKING:
         schedule,
         symptom_of,
     )
-    from tasks.sandbox._rewrites import RewriteCheck, case_trees, suite_signature
+    from tasks.sandbox._rewrites import (
+        RewriteCheck,
+        RewritePlan,
+        case_trees,
+        rewrite_plan,
+        suite_signature,
+    )
     from tasks.sandbox._settings import SandboxSettings
     from tasks.sandbox._stage import (
         PairResult,
@@ -83,7 +95,9 @@ _WHERE = {
     "TREE_PATH": "tasks.sandbox._container",
     "ExecResult": "tasks.sandbox._container",
     "Limits": "tasks.sandbox._container",
+    "TargetContract": "tasks.sandbox._contract",
     "check_contract": "tasks.sandbox._contract",
+    "contract_seed": "tasks.sandbox._contract",
     "judge_buggy": "tasks.sandbox._contract",
     "known_checks": "tasks.sandbox._contract",
     "connect": "tasks.sandbox._engine",
@@ -125,6 +139,8 @@ _WHERE = {
     "schedule": "tasks.sandbox._reproduce",
     "symptom_of": "tasks.sandbox._reproduce",
     "RewriteCheck": "tasks.sandbox._rewrites",
+    "RewritePlan": "tasks.sandbox._rewrites",
+    "rewrite_plan": "tasks.sandbox._rewrites",
     "case_trees": "tasks.sandbox._rewrites",
     "suite_signature": "tasks.sandbox._rewrites",
     "PairResult": "tasks.sandbox._stage",
@@ -169,6 +185,7 @@ __all__ = [
     "PairIds",
     "PairResult",
     "RewriteCheck",
+    "RewritePlan",
     "SandboxEngineError",
     "SandboxImageError",
     "SandboxInputs",
@@ -176,6 +193,7 @@ __all__ = [
     "SandboxSettings",
     "SandboxUnavailable",
     "Swept",
+    "TargetContract",
     "Workspace",
     "apply_patch",
     "case_trees",
@@ -184,6 +202,7 @@ __all__ = [
     "check_corpus_content",
     "claim_and_sweep",
     "connect",
+    "contract_seed",
     "corpus_images",
     "decide_outcome",
     "derive_seed",
@@ -204,6 +223,7 @@ __all__ = [
     "read_tree",
     "recorded_report",
     "reproduce",
+    "rewrite_plan",
     "run",
     "run_once",
     "run_sandbox",

@@ -1,42 +1,72 @@
-"""The corpus contract, checked before any verdict: the suite is an oracle that works.
+"""The corpus contract, per case, checked before any verdict (docs/corpus.md#contract).
 
-For each case: the target's ``test_command`` (with the oracle) passes on the
-clean tree, twice and on a behaviour-preserving rewrite; the case's patch
-makes it fail (or hang), twice alike. A case that breaks it is unscored with
-the reason: an equivalent patch (no test outcome changes), a failing clean
-suite, a non-deterministic suite, or a bug a test shown to agents already
-reveals. Every suite run is a neutral execution (``_executor``). Results are
-cached by case hash by the caller (the ledger's ``contract_checks``), so an
-unchanged case is not checked again.
+As SWE-bench's FAIL_TO_PASS: the tests a case's bug makes fail must pass on
+the clean tree and fail (or hang) on the buggy tree, twice alike. The clean
+tree's suite runs twice; a test that fails in either run is one of the
+target's **known failures** (broken, order- or environment-dependent, or
+flaky): recorded and shown with every case of the target, and left out of
+every case's decision, never a reason to refuse cases it has nothing to do
+with. Only a clean suite that cannot be read at all (it hangs, or ends in
+an error naming no test) makes the target's cases undecidable.
 
-The clean tree's three suite runs belong to the target, not to a case: a
-run's sandbox stage split into shards would otherwise run them once per
-shard (40 shards of 5 cases: 120 suite runs where one process runs 3). A
-process keeps the clean verdict it found for a run (:class:`_CleanVerdicts`,
-by run id, target, the clean tree's content, command, deadline and image),
-so each worker runs them once per run, as the single process does; the
-checks that reuse it record only their own runs' seconds.
+A case is broken when: its patch changes no test but the known failures
+(an equivalent patch), its buggy runs disagree, the bug hangs the suite
+while the clean tree is not comfortably within the deadline, or a test
+shown to agents already reveals it.
+
+The same check finds how far the run's behaviour-preserving rewrites may go
+(:class:`~bughunt.models.RewriteLevel`): the strongest level at which the
+rewritten clean tree shows no new failure and the case's rewritten buggy
+tree fails the same tests; a case steps down a level where a rewrite
+changes an outcome (test files are never rewritten). A case valid without
+rewrites is never refused because of one. Every suite run is a neutral
+execution (``_executor``). Results are cached by case hash and contract
+version by the caller (the ledger's ``contract_checks``). ``bughunt corpus
+mutate`` keeps a mutant only on this same check (:class:`TargetContract`).
+
+The clean tree's runs belong to the target, not to a case: a run's sandbox
+stage split into shards would otherwise run them once per shard. A process
+keeps the clean verdict it found for a run (:class:`_CleanVerdicts`, by run
+id, target, the clean tree's content, command, deadline and image), so each
+worker runs them once per run, as the single process does; the checks that
+reuse it record only their own runs' seconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
-from bughunt.models import ContractCheck, ContractStatus, Symptom
-from corpus import LEGACY_TARGET, Corpus, LoadedCase, TargetConfig, is_hidden, rewrite_tree
+from bughunt.models import CONTRACT_VERSION, ContractCheck, ContractStatus, RewriteLevel, Symptom
+from corpus import (
+    LEGACY_TARGET,
+    Corpus,
+    LoadedCase,
+    TargetConfig,
+    is_hidden,
+    rewrite_tree,
+    target_test_files,
+)
 from ledger import Ledger, arrow_to_rows
 from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._pool import map_bounded
-from tasks.sandbox._reproduce import derive_seed
+from tasks.sandbox._reproduce import HANG_SHARE, derive_seed
+from tasks.sandbox._rewrites import suite_outcome as outcome
 from tasks.sandbox._rewrites import suite_signature
 from tasks.sandbox._trees import Files, apply_patch, read_tree
 
 Signature = tuple[str, frozenset[str]]
+Suite = Callable[[Files], tuple[Signature, float]]
+"""One run of the target's suite on a tree: what it showed, and its seconds."""
+
+LEVELS = tuple(RewriteLevel)
+"""Rewrite levels from the strongest to none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +74,35 @@ class CleanVerdict:
     """What the clean tree's suite showed (shared by every case of the target)."""
 
     problem: str | None
-    """Why the clean tree breaks the contract; None when it keeps it."""
+    """Why no case of the target can be decided; None when the suite can be read."""
+    known_failures: frozenset[str] = frozenset()
+    """Tests that failed on the clean tree in either run: left out of every decision."""
+    quick: bool = True
+    """Both clean runs ended well within the deadline (a hang on a buggy tree then counts)."""
+    level: RewriteLevel = RewriteLevel.FULL
+    """The strongest rewrite level whose rewritten clean tree shows no new failure."""
+
+
+Broken = Literal["clean", "patch", "equivalent", "non-deterministic", "slow-clean", "revealed"]
+"""Why a case breaks the contract: its target's clean suite cannot be read, its patch does not
+apply, no test fails but the known failures, its buggy runs disagree, it hangs where the clean
+tree is not quick, a visible test reveals it."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseVerdict:
+    """One case under the contract."""
+
+    status: ContractStatus
+    reason: str | None = None
+    broken: Broken | None = None
+    """Why it is broken, as one of a closed set (None when it is not)."""
+    symptom: Symptom | None = None
+    failing: tuple[str, ...] = ()
+    """FAIL_TO_PASS: the tests the bug makes fail (known failures left out)."""
+    level: RewriteLevel | None = None
+    seconds: float = 0.0
+    """Suite seconds spent on the case's own trees."""
 
 
 _CleanKey = tuple[str, str, str, str, tuple[str, ...], float, str]
@@ -90,54 +148,201 @@ def _tree_digest(files: Files) -> str:
     return digest.hexdigest()
 
 
-def _describe(sig: Signature) -> str:
-    failing = sorted(sig[1])
+def _describe(sig: Signature, known: Collection[str] = ()) -> str:
+    failing = sorted(sig[1] - set(known))
     shown = ", ".join(failing[:3]) + (" …" if len(failing) > 3 else "")
     return f"{sig[0]}" + (f", failing {shown}" if failing else "")
 
 
-def judge_clean(first: Signature, second: Signature, rewritten: Signature) -> CleanVerdict:
-    """The clean tree keeps the contract when all three runs passed (exit 0), alike."""
-    if first != second:
-        return CleanVerdict(
-            f"the suite is non-deterministic on the clean tree ({_describe(first)} then "
-            f"{_describe(second)})"
-        )
-    if first[0] != "exit 0":
-        return CleanVerdict(f"the suite fails on the clean tree ({_describe(first)})")
-    if rewritten != first:
-        return CleanVerdict(
-            f"the suite fails on a behaviour-preserving rewrite of the clean tree "
-            f"({_describe(rewritten)})"
-        )
-    return CleanVerdict(None)
+def judge_clean(first: Signature, second: Signature, *, quick: bool = True) -> CleanVerdict:
+    """The clean tree's verdict from its two runs: its failing tests become known failures;
+    only a suite that hangs or ends without naming what failed is a problem for every case."""
+    for sig in (first, second):
+        if sig[0] == "timeout":
+            return CleanVerdict("the suite hangs on the clean tree")
+        if outcome(sig, ())[0] != "ran":
+            return CleanVerdict(f"the suite does not run on the clean tree ({_describe(sig)})")
+        if sig[0] != "exit 0" and not sig[1]:
+            return CleanVerdict(
+                f"the suite fails on the clean tree without naming a failing test ({sig[0]})"
+            )
+    return CleanVerdict(None, known_failures=first[1] | second[1], quick=quick)
 
 
 def judge_buggy(
-    first: Signature, second: Signature, *, visible: Sequence[str], oracle: Sequence[str]
-) -> tuple[ContractStatus, str | None, Symptom | None]:
-    """A buggy tree keeps the contract when the suite fails (or hangs) the same way twice."""
-    if first != second:
-        return (
+    first: Signature,
+    second: Signature | None,
+    *,
+    clean: CleanVerdict,
+    visible: Sequence[str],
+    oracle: Sequence[str],
+) -> CaseVerdict:
+    """A buggy tree keeps the contract when tests other than the known failures fail in both
+    of its runs (those tests are FAIL_TO_PASS; one that fails in one run only decides nothing),
+    or the suite hangs in both. ``second`` may be None when ``first`` already shows an
+    equivalent patch (no second run is needed to refuse it)."""
+    known = clean.known_failures
+    one = outcome(first, known)
+    if one == ("ran", frozenset()):
+        also = " but the target's known failures" if first[1] else ""
+        return CaseVerdict(
             ContractStatus.BROKEN,
-            f"the suite is non-deterministic on the buggy tree ({_describe(first)} then "
-            f"{_describe(second)})",
-            None,
+            f"equivalent patch: no test fails on the buggy tree{also}",
+            "equivalent",
         )
-    if first[0] == "exit 0":
-        return (
+    two = outcome(second, known) if second is not None else None
+    # A test that fails in one buggy run only is flaky there: it decides nothing, as long as
+    # other tests fail in both runs.
+    steady = one[1] & two[1] if two is not None else frozenset()
+    if two is None or two[0] != one[0] or (one[1] and not steady):
+        then = _describe(second, known) if second is not None else "no second run"
+        return CaseVerdict(
             ContractStatus.BROKEN,
-            "equivalent patch: the suite still passes on the buggy tree",
-            None,
+            f"the suite is non-deterministic on the buggy tree ({_describe(first, known)} then "
+            f"{then})",
+            "non-deterministic",
         )
-    shown = sorted(t for t in first[1] if not is_hidden(t.split("::")[0], oracle, visible))
+    if first[0] == "timeout":
+        if not clean.quick:
+            return CaseVerdict(
+                ContractStatus.BROKEN,
+                "the suite hangs on the buggy tree, but the clean tree does not pass well "
+                "within the deadline",
+                "slow-clean",
+            )
+        return CaseVerdict(ContractStatus.OK, symptom=Symptom.HANG)
+    failing = tuple(sorted(steady))
+    shown = [t for t in failing if not is_hidden(t.split("::")[0], oracle, visible)]
     if shown:
-        return (
+        return CaseVerdict(
             ContractStatus.BROKEN,
             f"a test shown to agents already reveals the bug ({', '.join(shown[:3])})",
-            None,
+            "revealed",
         )
-    return ContractStatus.OK, None, Symptom.HANG if first[0] == "timeout" else Symptom.FAIL
+    return CaseVerdict(ContractStatus.OK, symptom=Symptom.FAIL, failing=failing)
+
+
+@dataclass
+class TargetContract:
+    """The contract of one target's cases: its clean verdict (once) and each case's check.
+
+    ``suite`` runs the target's suite on a tree; ``seed`` draws the rewrites,
+    which never touch the target's test files (``oracle``, ``visible`` and
+    pytest's own, :func:`corpus.target_test_files`).
+    """
+
+    clean: Files
+    suite: Suite
+    seed: int
+    timeout_s: float
+    visible: Sequence[str] = ()
+    oracle: Sequence[str] = ()
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _clean_at: dict[RewriteLevel, bool] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, target: TargetConfig, clean: Files, suite: Suite, *, seed: int, timeout_s: float
+    ) -> TargetContract:
+        """The contract of ``target`` with its oracle, visible tests and test files."""
+        return cls(
+            clean=clean,
+            suite=suite,
+            seed=seed,
+            timeout_s=timeout_s,
+            visible=tuple(target.visible_tests),
+            oracle=tuple(target.oracle),
+        )
+
+    def rewritten(self, files: Files, level: RewriteLevel) -> Files | None:
+        """``files`` rewritten at ``level`` (test files excluded); None when nothing changes."""
+        exclude = target_test_files(files, self.oracle, self.visible)
+        tree = rewrite_tree(files, self.seed, exclude=exclude, level=level)
+        return tree.files if tree.rewritten else None
+
+    def find_clean(self) -> tuple[CleanVerdict, float]:
+        """Two runs of the clean tree, then the strongest rewrite level it keeps at."""
+        ran = map_bounded(self.suite, [self.clean, self.clean], max_workers=2)
+        seconds = sum(t for _sig, t in ran)
+        quick = max(t for _sig, t in ran) < self.timeout_s * HANG_SHARE
+        verdict = judge_clean(ran[0][0], ran[1][0], quick=quick)
+        if verdict.problem is not None:
+            return verdict, seconds
+        for level in LEVELS:
+            keeps, spent = self._clean_keeps(level, verdict)
+            seconds += spent
+            if keeps:
+                break
+        return CleanVerdict(None, verdict.known_failures, quick, level), seconds
+
+    def _clean_keeps(self, level: RewriteLevel, verdict: CleanVerdict) -> tuple[bool, float]:
+        """Whether the clean tree rewritten at ``level`` shows no new failure (once a level)."""
+        with self._lock:
+            if level in self._clean_at:
+                return self._clean_at[level], 0.0
+        tree = None if level is RewriteLevel.NONE else self.rewritten(self.clean, level)
+        keeps, seconds = True, 0.0
+        if tree is not None:
+            sig, seconds = self.suite(tree)
+            keeps = outcome(sig, verdict.known_failures) == ("ran", frozenset())
+        with self._lock:
+            self._clean_at[level] = keeps
+        return keeps, seconds
+
+    def check_case(self, buggy: Files, clean: CleanVerdict) -> CaseVerdict:
+        """One case's verdict (its two buggy runs, then its rewrite level from the clean
+        tree's down), and the seconds its own runs took."""
+        if clean.problem is not None:
+            return CaseVerdict(ContractStatus.BROKEN, clean.problem, "clean")
+        first, seconds = self.suite(buggy)
+        second: Signature | None = None
+        if outcome(first, clean.known_failures) != ("ran", frozenset()):
+            second, more = self.suite(buggy)
+            seconds += more
+        verdict = judge_buggy(first, second, clean=clean, visible=self.visible, oracle=self.oracle)
+        if verdict.status is not ContractStatus.OK:
+            return dataclasses.replace(verdict, seconds=seconds)
+        if verdict.symptom is Symptom.HANG:  # no third deadline-long run: the target's level
+            return dataclasses.replace(verdict, level=clean.level, seconds=seconds)
+        level, spent = self._case_level(buggy, clean, verdict, first, second)
+        return dataclasses.replace(verdict, level=level, seconds=seconds + spent)
+
+    def _case_level(
+        self,
+        buggy: Files,
+        clean: CleanVerdict,
+        verdict: CaseVerdict,
+        first: Signature,
+        second: Signature | None,
+    ) -> tuple[RewriteLevel, float]:
+        """The strongest level, from the clean tree's down, whose rewritten buggy tree fails the
+        same tests (flaky ones aside) as the tree itself; and the seconds that took."""
+        known = clean.known_failures
+        flaky = (first[1] ^ second[1]) if second is not None else frozenset()
+        want = (outcome(first, known)[0], frozenset(verdict.failing))
+        seconds = 0.0
+        for level in LEVELS[LEVELS.index(clean.level) : -1]:
+            # The clean verdict's own level is known to keep (found once per run, perhaps by
+            # another shard); a lower one is checked here, once.
+            keeps, spent = (True, 0.0) if level is clean.level else self._clean_keeps(level, clean)
+            seconds += spent
+            tree = self.rewritten(buggy, level) if keeps else None
+            if keeps and tree is None:  # nothing to rewrite: nothing can change
+                return level, seconds
+            if tree is not None:
+                sig, spent = self.suite(tree)
+                seconds += spent
+                if outcome(sig, known | flaky) == want:
+                    return level, seconds
+        return RewriteLevel.NONE, seconds
+        return dataclasses.replace(verdict, level=level, seconds=seconds)
+
+
+def contract_seed(corpus: str, target: str) -> int:
+    """The seed of the contract's rewrites of one target: fixed by its names, so a check and
+    ``corpus mutate`` (which writes the corpus the check reads) draw the same rewrites."""
+    named = () if target == LEGACY_TARGET else (target,)
+    return derive_seed(0, "contract", corpus, *named)
 
 
 def check_contract(
@@ -184,6 +389,9 @@ def _check_target(
         result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
         return suite_signature(result), result.duration_s
 
+    contract = TargetContract.of(
+        target, clean, suite, seed=contract_seed(corpus.name, target.name), timeout_s=timeout_s
+    )
     buggy: dict[str, Files] = {}
     checks = []
     for case in cases:
@@ -193,20 +401,20 @@ def _check_target(
             )
         except Exception as exc:  # a bad case costs only itself
             why = f"the patch does not apply: {getattr(exc, 'message', exc)}"
-            checks.append(_check(corpus, case.case_id, case_hashes, ContractStatus.BROKEN, why))
+            checks.append(
+                _check(
+                    corpus,
+                    case.case_id,
+                    case_hashes,
+                    CaseVerdict(ContractStatus.BROKEN, why, "patch"),
+                )
+            )
     order = sorted(buggy)
     if not order:
         return checks
-    jobs: list[Files] = [tree for case_id in order for tree in (buggy[case_id], buggy[case_id])]
-
-    def clean_verdict() -> tuple[CleanVerdict, float]:
-        named = () if target.name == LEGACY_TARGET else (target.name,)
-        rewritten = rewrite_tree(clean, derive_seed(0, "contract", corpus.name, *named)).files
-        ran = map_bounded(suite, [clean, clean, rewritten], max_workers=workers)
-        return judge_clean(ran[0][0], ran[1][0], ran[2][0]), sum(t for _sig, t in ran)
 
     if run_id is None:  # `bughunt corpus check`: nothing kept between calls
-        clean_work = clean_verdict
+        clean_work = contract.find_clean
     else:
         key = (
             run_id,
@@ -219,27 +427,18 @@ def _check_target(
         )
 
         def clean_work() -> tuple[CleanVerdict, float]:
-            return _CLEAN.get_or_find(key, clean_verdict)
+            return _CLEAN.get_or_find(key, contract.find_clean)
 
-    # One after the other: never more than ``workers`` suites at once.
+    # The clean runs first, then the cases: never more than ``workers`` suites at once.
     verdict, clean_seconds = clean_work()
-    ran = map_bounded(suite, jobs, max_workers=workers)
-    sigs = [sig for sig, _seconds in ran]
+    ran = map_bounded(
+        lambda case_id: contract.check_case(buggy[case_id], verdict), order, max_workers=workers
+    )
     clean_share = clean_seconds / max(len(order), 1)
-    for index, case_id in enumerate(order):
-        first, second = sigs[2 * index], sigs[1 + 2 * index]
-        reason: str | None
-        if verdict.problem is not None:
-            status, reason, symptom = ContractStatus.BROKEN, verdict.problem, None
-        else:
-            status, reason, symptom = judge_buggy(
-                first, second, visible=target.visible_tests, oracle=target.oracle
-            )
-        own = ran[2 * index][1] + ran[1 + 2 * index][1]
-        check = _check(
-            corpus, case_id, case_hashes, status, reason, symptom, sorted(first[1]), run_id
-        )
-        checks.append(check.model_copy(update={"duration_s": round(own + clean_share, 3)}))
+    for case_id, found in zip(order, ran, strict=True):
+        check = _check(corpus, case_id, case_hashes, found, verdict, run_id)
+        seconds = round(found.seconds + clean_share, 3)
+        checks.append(check.model_copy(update={"duration_s": seconds}))
     return checks
 
 
@@ -247,20 +446,20 @@ def _check(
     corpus: Corpus,
     case_id: str,
     case_hashes: Mapping[str, str],
-    status: ContractStatus,
-    reason: str | None,
-    symptom: Symptom | None = None,
-    failing: list[str] | None = None,
+    case: CaseVerdict,
+    clean: CleanVerdict | None = None,
     run_id: str | None = None,
 ) -> ContractCheck:
     return ContractCheck(
         case_hash=case_hashes.get(case_id, ""),
         case_id=case_id,
         corpus=corpus.name,
-        status=status,
-        reason=reason,
-        symptom=symptom,
-        failing_tests=failing or [],
+        status=case.status,
+        reason=case.reason,
+        symptom=case.symptom,
+        failing_tests=list(case.failing),
+        known_failures=sorted(clean.known_failures) if clean is not None else [],
+        rewrite_level=case.level if case.status is ContractStatus.OK else None,
         run_id=run_id,
     )
 
@@ -270,8 +469,8 @@ def known_checks(store: Ledger, corpus: str) -> dict[str, ContractCheck]:
     if not store.path.exists():
         return {}
     table = store.query_arrow(
-        "SELECT * FROM contract_checks WHERE corpus = ? AND case_hash <> '' "
+        "SELECT * FROM contract_checks WHERE corpus = ? AND case_hash <> '' AND contract = ? "
         "QUALIFY row_number() OVER (PARTITION BY case_hash ORDER BY checked_at DESC) = 1",
-        [corpus],
+        [corpus, CONTRACT_VERSION],
     )
     return {c.case_hash: c for c in arrow_to_rows(ContractCheck, table)}

@@ -39,7 +39,14 @@ from bughunt.models import (
 )
 from bughunt.safeio import read_input
 from bughunt.secrets import Scrubber
-from corpus import Corpus, LoadedCase, TargetConfig, agent_secrets, agent_view, model_key
+from corpus import (
+    Corpus,
+    LoadedCase,
+    TargetConfig,
+    agent_secrets,
+    agent_view,
+    model_key,
+)
 from tasks.sandbox._agents import (
     AGENT_OUTPUT_CAP,
     AgentExecution,
@@ -65,7 +72,7 @@ from tasks.sandbox._reproduce import (
     reproduce,
     symptom_of,
 )
-from tasks.sandbox._rewrites import RewriteCheck, case_trees
+from tasks.sandbox._rewrites import RewriteCheck, case_trees, rewrite_plan
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._sweep import sweep
 from tasks.sandbox._trees import Files, apply_patch, read_tree
@@ -455,9 +462,11 @@ def _jobs(
     agents: Sequence[AgentVersion],
     case_hashes: dict[str, str],
     settings: SandboxSettings,
+    contract: Mapping[str, ContractCheck] | None = None,
 ) -> tuple[list[_Job], list[PairResult]]:
     """One job per planned case × agent × sample; a case whose buggy tree cannot be made fails
-    alone."""
+    alone. ``contract`` (by case id, filled by the caller before any job's trees are made)
+    holds each case's contract check: its rewrite level and its target's known failures."""
     cleans: dict[str, Files] = {}
     wanted = set(case_ids)
     window = _Window(ahead=max(4, 2 * pool_size(settings.workers)))
@@ -489,7 +498,7 @@ def _jobs(
                 for sample in range(settings.samples_of(agent))
             )
             continue
-        make = functools.partial(_case_work, case, buggy, clean, target, settings)
+        make = functools.partial(_case_work, case, (buggy, clean), target, settings, contract or {})
         users = sum(settings.samples_of(agent) for agent in agents)
         work = _CaseWork(make, users, window)
         jobs.extend(
@@ -533,15 +542,27 @@ def _rewriting_ahead(jobs: Sequence[_Job]) -> Iterator[None]:
 
 
 def _case_work(
-    case: LoadedCase, buggy: Files, clean: Files, target: TargetConfig, settings: SandboxSettings
+    case: LoadedCase,
+    shown: tuple[Files, Files],
+    target: TargetConfig,
+    settings: SandboxSettings,
+    contract: Mapping[str, ContractCheck],
 ) -> _Made:
+    buggy, clean = shown
+    plan = rewrite_plan(contract.get(case.case_id), (buggy, clean), target)
     trees = case_trees(
-        buggy, clean, seed=settings.seed, case_id=case.case_id, enabled=settings.rewrites > 0
+        buggy,
+        clean,
+        seed=settings.seed,
+        case_id=case.case_id,
+        plan=plan if settings.rewrites > 0 else None,
     )
     view = agent_view(buggy, target.oracle, target.visible_tests)
     if trees.rewrite_seed is None:
         return trees, None, view
-    check = RewriteCheck(trees, tuple(target.test_command), settings.suite_timeout_s)
+    check = RewriteCheck(
+        trees, tuple(target.test_command), settings.suite_timeout_s, known=plan.known
+    )
     return trees, check, view
 
 
@@ -556,11 +577,11 @@ def _contract(
     known: Mapping[str, ContractCheck],
     images: RunImages | None = None,
     executors: Executors | None = None,
-) -> tuple[list[ContractCheck], dict[str, str]]:
-    """New contract checks (each target's in its own image, on ``executors`` when given), and
-    the reason per case that breaks the contract."""
+) -> tuple[list[ContractCheck], dict[str, str], dict[str, ContractCheck]]:
+    """New contract checks (each target's in its own image, on ``executors`` when given), the
+    reason per case that breaks the contract, and every case's check (new or known)."""
     if not settings.check_contract:
-        return [], {}
+        return [], {}, {}
     todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
     new = _checks_in_images(
         corpus,
@@ -584,7 +605,7 @@ def _contract(
         for case_id, check in by_case.items()
         if check.status is ContractStatus.BROKEN
     }
-    return [c for c in new if c.case_hash], broken
+    return [c for c in new if c.case_hash], broken, by_case
 
 
 def _checks_in_images(
@@ -774,14 +795,12 @@ def run_sandbox(
     # target's costs that target's cases.
     images = ensure_corpus_images(corpus, agents, client=client, base=image, progress=announce)
     unbuilt = _unbuilt_targets(corpus, case_ids, images)
-    jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings)
-    with (
-        _rewriting_ahead(jobs),  # cases are rewritten while the contract and the pairs run
-        contextlib.ExitStack() as stack,
-    ):
+    contract: dict[str, ContractCheck] = {}  # each case's rewrite level and known failures
+    jobs, failed = _jobs(corpus, case_ids, agents, case_hashes, settings, contract)
+    with contextlib.ExitStack() as stack:
         # One set of cells for the contract and the pairs: a shard starts its cells once.
         executors = _executors(stack, corpus, run_id, image, image_id, client, Limits(), images)
-        checks, broken = _contract(
+        checks, broken, by_case = _contract(
             corpus,
             [c for c in case_ids if c not in unbuilt],
             case_hashes,
@@ -793,6 +812,7 @@ def run_sandbox(
             images,
             executors,
         )
+        contract.update(by_case)
         broken |= unbuilt
         failed += [
             PairResult.failed(
@@ -809,6 +829,8 @@ def run_sandbox(
             if job.case.case_id in broken:
                 job.work.done()  # never runs: its trees need not be kept
         jobs = [job for job in jobs if job.case.case_id not in broken]
+        # Cases are rewritten (at their contract's level) while the pairs run.
+        stack.enter_context(_rewriting_ahead(jobs))
         results = _run_jobs(
             jobs,
             run_id=run_id,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, Symptom
+from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, RewriteLevel, Symptom
 from corpus import DEFAULT_ORACLE, load_corpus
 from ledger import Ledger
 from tasks.sandbox import (
@@ -23,6 +23,7 @@ from tasks.sandbox import (
     run_sandbox,
 )
 from tasks.sandbox._contract import (
+    CaseVerdict,
     CleanVerdict,
     Signature,
     _CleanVerdicts,
@@ -85,27 +86,51 @@ def _corpus(root: Path, cases: dict[str, str], *, tests: str = TESTS, extra: str
 
 
 def test_clean_tree_rules() -> None:
-    """A clean suite must pass alike twice and on its rewrite; each breach is named."""
-    assert judge_clean(OK, OK, OK).problem is None
-    assert "non-deterministic on the clean tree" in (judge_clean(OK, FAILS, OK).problem or "")
-    assert "fails on the clean tree" in (judge_clean(FAILS, FAILS, FAILS).problem or "")
-    assert "rewrite of the clean tree" in (judge_clean(OK, OK, FAILS).problem or "")
+    """A clean suite's failing tests become known failures; only a suite that hangs, does not
+    run, or fails naming no test is a problem, and each is named."""
+    assert judge_clean(OK, OK) == CleanVerdict(None)
+    flaky = judge_clean(OK, FAILS)
+    assert flaky.problem is None and flaky.known_failures == FAILS[1]
+    assert judge_clean(FAILS, FAILS).known_failures == FAILS[1]
+    hang: Signature = ("timeout", frozenset())
+    assert "hangs on the clean tree" in (judge_clean(OK, hang).problem or "")
+    assert "does not run" in (judge_clean(("exit 2", frozenset({"tests/t.py"})), OK).problem or "")
+    assert "naming a failing test" in (judge_clean(("exit 1", frozenset()), OK).problem or "")
 
 
 def test_buggy_tree_rules() -> None:
-    """A buggy suite must fail (or hang) alike twice, through no test shown to agents."""
+    """A buggy suite must fail tests other than the known failures (or hang) alike twice,
+    through no test shown to agents; a test failing in one run only decides nothing."""
     oracle = list(DEFAULT_ORACLE)
-    assert judge_buggy(FAILS, FAILS, visible=[], oracle=oracle) == (
+    clean = CleanVerdict(None)
+
+    def judge(first: Signature, second: Signature | None, **kw: Any) -> CaseVerdict:
+        return judge_buggy(
+            first, second, clean=kw.pop("clean", clean), visible=[], oracle=oracle, **kw
+        )
+
+    found = judge(FAILS, FAILS)
+    assert (found.status, found.symptom, found.failing) == (
         ContractStatus.OK,
-        None,
         Symptom.FAIL,
+        ("tests/test_m.py::test_a",),
     )
     hang: Signature = ("timeout", frozenset())
-    assert judge_buggy(hang, hang, visible=[], oracle=oracle)[2] is Symptom.HANG
-    assert "equivalent patch" in (judge_buggy(OK, OK, visible=[], oracle=oracle)[1] or "")
-    assert "non-deterministic" in (judge_buggy(FAILS, OK, visible=[], oracle=oracle)[1] or "")
-    shown = judge_buggy(FAILS, FAILS, visible=["tests/test_m.py"], oracle=oracle)
-    assert shown[0] is ContractStatus.BROKEN and "shown to agents" in (shown[1] or "")
+    assert judge(hang, hang).symptom is Symptom.HANG
+    slow = judge(hang, hang, clean=CleanVerdict(None, quick=False))
+    assert slow.broken == "slow-clean"
+    assert judge(OK, None).broken == "equivalent"
+    assert judge(FAILS, OK).broken == "non-deterministic"
+    shown = judge_buggy(FAILS, FAILS, clean=clean, visible=["tests/test_m.py"], oracle=oracle)
+    assert shown.status is ContractStatus.BROKEN and "shown to agents" in (shown.reason or "")
+    # The clean tree's failures take no part: only they fail → equivalent; more fail → kept.
+    known = CleanVerdict(None, known_failures=FAILS[1])
+    assert judge(FAILS, None, clean=known).broken == "equivalent"
+    more: Signature = ("exit 1", FAILS[1] | {"tests/test_m.py::test_b"})
+    assert judge(more, more, clean=known).failing == ("tests/test_m.py::test_b",)
+    # A flaky test beside a steady one: the steady one decides.
+    coin: Signature = ("exit 1", FAILS[1] | {"tests/test_m.py::test_coin"})
+    assert judge(coin, FAILS).failing == ("tests/test_m.py::test_a",)
 
 
 @pytest.mark.docker
@@ -130,30 +155,45 @@ def test_equivalent_patch_and_visible_test_are_caught_the_real_bug_kept(
     assert check.case_id == "real-bug" and "shown to agents" in (check.reason or "")
 
 
+FAILING_TEST = "\n\ndef test_b():\n    assert double(1) == 3\n"
+
+
 @pytest.mark.docker
-def test_failing_or_random_clean_suite_breaks_every_case_and_the_stage_runs_none(
+def test_a_failing_or_random_clean_test_is_a_known_failure_that_refuses_no_case(
     tmp_path: Path, sandbox_image: str, run_id: str
 ) -> None:
-    """A clean suite that fails, or passes only by chance, leaves every case unscored."""
+    """Tests that fail on the clean tree (always, or by chance) are named as the target's
+    known failures and left out of the decision: the real bug is still kept, on test_a."""
+    cases = {"real-bug": _patch("n * 2", "n * 3"), "equivalent": _patch("n * 2", "2 * n")}
+    tests = TESTS + FAILING_TEST + "\n\n" + RANDOM_TEST
+    corpus = load_corpus(_corpus(tmp_path / "a", cases, tests=tests))
+    checks = {
+        c.case_id: c for c in check_corpus(corpus, {}, run_id=run_id, settings=SandboxSettings())
+    }
+    real, same = checks["real-bug"], checks["equivalent"]
+    assert real.status is ContractStatus.OK, real.reason
+    assert "tests/test_m.py::test_a" in real.failing_tests
+    assert "tests/test_m.py::test_b" in real.known_failures
+    assert "tests/test_m.py::test_b" not in real.failing_tests
+    assert real.rewrite_level is RewriteLevel.FULL
+    assert same.status is ContractStatus.BROKEN and same.reason is not None
+    assert same.reason.startswith("equivalent patch: no test fails on the buggy tree but")
+
+
+@pytest.mark.docker
+def test_an_unreadable_clean_suite_breaks_every_case_and_the_stage_runs_none(
+    tmp_path: Path, sandbox_image: str, run_id: str
+) -> None:
+    """A clean suite that does not run at all (a collection error stops pytest) decides no
+    case: every one is unscored with the reason, and nothing of it runs."""
     cases = {"real-bug": _patch("n * 2", "n * 3")}
-    failing = load_corpus(_corpus(tmp_path / "a", cases, tests=TESTS.replace("== 4", "== 5")))
-    (check,) = check_corpus(failing, {}, run_id=run_id, settings=SandboxSettings())
-    assert "fails on the clean tree" in (check.reason or "")
-    coin = load_corpus(_corpus(tmp_path / "b", cases, tests=TESTS + "\n\n" + RANDOM_TEST))
-    # Each check sees the coin differ between its two clean runs with p = 1/2: stop at the
-    # first that does (12 tries: a miss by chance has p = 1/4096).
-    reasons = []
-    for _ in range(12):
-        reasons.append(
-            check_corpus(coin, {}, run_id=run_id, settings=SandboxSettings())[0].reason or ""
-        )
-        if "non-deterministic" in reasons[-1]:
-            break
-    assert any("non-deterministic" in r for r in reasons), reasons
+    broken = load_corpus(_corpus(tmp_path / "a", cases, tests="import no_such_module\n" + TESTS))
+    (check,) = check_corpus(broken, {}, run_id=run_id, settings=SandboxSettings())
+    assert "the suite does not run on the clean tree (exit 2" in (check.reason or "")
     result = run_sandbox(
-        failing,
+        broken,
         case_ids=["real-bug"],
-        agents=failing.config.agents,
+        agents=broken.config.agents,
         case_hashes={},
         run_id=run_id,
         settings=SandboxSettings(),
@@ -203,7 +243,7 @@ def test_a_check_keeps_its_suite_seconds_through_the_ledger(
     corpus = load_corpus(_corpus(tmp_path / "d", cases))
     hashes = {"real-bug": "h1", "off": "h2"}
     checks = check_corpus(corpus, hashes, run_id=run_id, settings=SandboxSettings())
-    # Five suite runs in all (three clean, two per case), each a real pytest: > 0.1 s apiece.
+    # Nine suite runs in all (three clean, three per case), each a real pytest: > 0.1 s apiece.
     assert all(c.duration_s is not None and c.duration_s > 2 * 0.1 for c in checks), checks
     store = Ledger(tmp_path / "ledger.duckdb")
     store.write(checks)
@@ -234,7 +274,8 @@ class _Counting(CellExecutor):
 def test_a_runs_shards_run_the_clean_suite_once_per_process(
     tmp_path: Path, sandbox_image: str, run_id: str
 ) -> None:
-    """Two shards of one run check their cases with the clean tree's three runs made once, and
+    """Two shards of one run check their cases with the clean tree's three runs made once (two
+    and a rewrite), each case its own (two and a rewrite; one for an equivalent patch), and
     reach the checks one call over every case reaches; another run, or `corpus check` (no run
     id), runs them again. A check that reused the verdict counts only its own runs' seconds."""
     cases = {
@@ -253,19 +294,19 @@ def test_a_runs_shards_run_the_clean_suite_once_per_process(
     executor = _Counting(run_id=run_id, image=sandbox_image)
     with executor:
         first = check(["real-bug"], executor, run_id)
-        assert executor.runs == 3 + 2
+        assert executor.runs == 3 + 3
         second = check(["off", "equivalent"], executor, run_id)
-        assert executor.runs == 3 + 2 + 4  # not 3 more: the clean verdict was kept
+        assert executor.runs == 3 + 3 + 4  # not 3 more: the clean verdict was kept
         # the first shard's check counts the clean runs too; the second's only their own
-        assert first[0].duration_s == pytest.approx(sum(executor.seconds[:5]), abs=0.01)
+        assert first[0].duration_s == pytest.approx(sum(executor.seconds[:6]), abs=0.01)
         assert sum(c.duration_s or 0.0 for c in second) == pytest.approx(
-            sum(executor.seconds[5:9]), abs=0.01
+            sum(executor.seconds[6:10]), abs=0.01
         )
         whole = check(list(cases), executor, f"{run_id}-again")
-        assert executor.runs == 9 + 3 + 6
+        assert executor.runs == 10 + 3 + 7
         alone = check(["real-bug"], executor, None)
         again = check(["real-bug"], executor, None)
-        assert executor.runs == 18 + 5 + 5
+        assert executor.runs == 20 + 6 + 6
     strip = {"checked_at", "duration_s", "run_id"}
     shards = sorted([*first, *second], key=lambda c: c.case_id)
     assert [c.model_dump(exclude=strip) for c in shards] == [
