@@ -11,8 +11,6 @@ file.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -26,6 +24,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pa_parquet
 
 from bughunt.errors import InputError
+from bughunt.outfile import write_output
 
 
 class ExportFormat(StrEnum):
@@ -104,21 +103,11 @@ _WRITERS: dict[ExportFormat, Callable[[pa.RecordBatchReader, BinaryIO], int]] = 
 def write_batches(reader: pa.RecordBatchReader, path: Path, fmt: ExportFormat) -> int:
     """Write every batch of ``reader`` to ``path`` in ``fmt``; the rows written.
 
-    The file appears whole or not at all (written beside it, then renamed),
-    readable by everyone (0644, like a report). A folder at ``path``, or a
-    missing parent folder, is an :class:`InputError` naming it.
+    A regular file appears whole or not at all (written beside it, then
+    renamed), readable by everyone (0644, like a report); a symlink's target
+    is written, the link kept; a FIFO or character device (``/dev/stdout``, a
+    pipe) is written as a stream, never replaced (:func:`bughunt.outfile.write_output`).
+    A folder, a socket, a block device or a missing parent folder is an
+    :class:`InputError` naming it.
     """
-    if path.is_dir():
-        raise InputError("is a folder; give a file name", file=str(path), field="out")
-    if not path.parent.is_dir():
-        raise InputError("its folder does not exist", file=str(path), field="out")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as out:
-            rows = _WRITERS[fmt](reader, out)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return rows
+    return write_output(path, lambda out: _WRITERS[fmt](reader, out), field="out", stream=True)

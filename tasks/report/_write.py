@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.models import run_id_name
+from bughunt.outfile import write_output
 from ledger import Ledger, runs_folder
 from tasks.report._history import History
 from tasks.report._model import RunSummary
@@ -83,16 +83,10 @@ REPORT_MODE = 0o644
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    # A reader (or a crash) never sees half a report: write beside it, then rename.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, REPORT_MODE)  # mkstemp makes it 0600: a report is for the team to read
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # A reader (or a crash) never sees half a report: written beside it, then renamed. What is
+    # in the way and is not a regular file (a device, a FIFO) is refused, never renamed over.
+    data = text.encode("utf-8")
+    write_output(path, lambda out: out.write(data), field="out", mode=REPORT_MODE)
 
 
 def write_report(
@@ -101,7 +95,8 @@ def write_report(
     """Render and write ``report.md``, ``report.html`` and ``summary.json`` into ``out_dir``.
 
     Creates ``out_dir`` when missing; replaces earlier files of the same
-    names, each atomically. Returns the three paths.
+    names, each atomically (a symlink's target is written; a device, FIFO or
+    folder in the way is an :class:`InputError` naming it). Returns the three paths.
     """
     summary = canonical(summary)
     out = Path(out_dir)
