@@ -24,7 +24,14 @@ from corpus._hash_cache import (
 )
 from corpus._hashing import TREE_EXCLUDE, hash_case, hash_corpus, hash_target
 from corpus._mutate import Mutant, is_test_file, propose_mutants
-from corpus._network import check_network
+from corpus._network import check_network, check_upstream_network, on_host
+from corpus._operator import (
+    HOST_UPSTREAMS_ENV,
+    KEY_VARS_ENV,
+    KeyGrant,
+    OperatorPolicy,
+    operator_policy,
+)
 from corpus._oracle import (
     DEFAULT_ORACLE,
     agent_view,
@@ -40,6 +47,8 @@ __all__ = [
     "CACHE_FILE",
     "DEFAULT_MAX_PATCH_BYTES",
     "DEFAULT_ORACLE",
+    "HOST_UPSTREAMS_ENV",
+    "KEY_VARS_ENV",
     "LEGACY_TARGET",
     "RESERVED_PREFIX",
     "TREE_EXCLUDE",
@@ -47,8 +56,10 @@ __all__ = [
     "CorpusConfig",
     "FileMemo",
     "HashCache",
+    "KeyGrant",
     "LoadedCase",
     "Mutant",
+    "OperatorPolicy",
     "PairingConfig",
     "RejectedCase",
     "RewrittenTree",
@@ -58,6 +69,7 @@ __all__ = [
     "cached_hash_case",
     "cached_hash_target",
     "check_network",
+    "check_upstream_network",
     "hash_cache_at",
     "hash_case",
     "hash_corpus",
@@ -66,6 +78,8 @@ __all__ = [
     "is_test_file",
     "load_corpus",
     "model_key",
+    "on_host",
+    "operator_policy",
     "oracle_files",
     "propose_mutants",
     "pytest_options",

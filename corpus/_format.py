@@ -359,6 +359,48 @@ def _check_agents(config: CorpusConfig, root: Path, *, file: str) -> list[AgentV
     return resolved
 
 
+def _check_agent_folders(
+    agents: Sequence[AgentVersion],
+    targets: Sequence[TargetConfig],
+    cases: Path,
+    *,
+    root: Path,
+    file: str,
+) -> None:
+    """No command agent's folder contains, or lies inside, a target, the cases or recorded reports.
+
+    The folder is copied into the agent's workspace: one that holds a target
+    would hand it the oracle and the clean tree, the cases every
+    ``bug.patch``, a replay agent's folder the recorded reports.
+    """
+    guarded = [(f"target {t.name}'s folder", Path(t.path)) for t in targets]
+    guarded.append(("the cases folder", cases))
+    guarded += [
+        (f"agent {a.name}'s recorded reports", Path(a.reports)) for a in agents if a.reports
+    ]
+    for i, agent in enumerate(agents):
+        if agent.path is None or agent.mode is not AgentMode.COMMAND:
+            continue
+        folder = Path(agent.path)
+        for what, path in guarded:
+            if folder == path or folder in path.parents or path in folder.parents:
+                inside = (
+                    "is" if folder == path else ("holds" if folder in path.parents else "is inside")
+                )
+                raise InputError(
+                    f"agent path {_shown(folder, root)!r} {inside} {what} "
+                    f"({_shown(path, root)!r}): an agent must not see targets, cases or recorded "
+                    "reports",
+                    file=file,
+                    field=f"agents[{i}].path",
+                )
+
+
+def _shown(path: Path, root: Path) -> str:
+    """``path`` relative to the corpus folder (``.`` for the folder itself)."""
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
 def load_config(config_file: Path) -> CorpusConfig:
     """Parse and check ``corpus.toml``; every path in the result is absolute.
 
@@ -377,6 +419,7 @@ def load_config(config_file: Path) -> CorpusConfig:
     targets = _check_targets(config, root, file=file)
     cases = _inside(root, config.cases, file=file, field="cases", kind="cases folder")
     agents = _check_agents(config, root, file=file)
+    _check_agent_folders(agents, targets, cases, root=root, file=file)
     inline = dict.fromkeys(_TARGET_FIELDS)
     return config.model_copy(
         update={**inline, "targets": targets, "cases": cases, "agents": agents}

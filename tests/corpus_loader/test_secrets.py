@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from bughunt.errors import InputError
 from cli import app
 from corpus import Corpus, agent_secrets, load_corpus
+from corpus._operator import KEY_VARS_ENV
 from tests.corpus_loader.builders import CONFIG, write_corpus
 from tests.leaks import assert_no_leak
 
@@ -43,7 +44,8 @@ def test_a_command_agents_secrets_are_its_env_values(tmp_path: Path) -> None:
     """Each declared name maps to the host's value, in the declared order."""
     corpus = _corpus(tmp_path, f'["{TOKEN}", "OTHER_TOKEN"]')
     baseline = corpus.config.agents[0]
-    got = agent_secrets(baseline, environ={TOKEN: VALUE, "OTHER_TOKEN": "o" * 9, "X": "y"})
+    environ = {TOKEN: VALUE, "OTHER_TOKEN": "o" * 9, "X": "y", KEY_VARS_ENV: f"{TOKEN} OTHER_TOKEN"}
+    got = agent_secrets(baseline, environ=environ)
     assert got == {TOKEN: VALUE, "OTHER_TOKEN": "o" * 9}
     assert list(got) == [TOKEN, "OTHER_TOKEN"]
 
@@ -52,7 +54,7 @@ def test_a_missing_variable_is_one_line_naming_agent_field_and_file(tmp_path: Pa
     """Not set: one line naming corpus.toml, agents[i].env, the agent and the variable."""
     corpus = _corpus(tmp_path, f'["{TOKEN}"]')
     with pytest.raises(InputError) as info:
-        agent_secrets(corpus.config.agents[0], environ={}, corpus=corpus)
+        agent_secrets(corpus.config.agents[0], environ={KEY_VARS_ENV: TOKEN}, corpus=corpus)
     err = info.value
     assert (err.field, err.file) == ("agents[0].env", str(corpus.config_file))
     text = str(err)
@@ -65,7 +67,9 @@ def test_an_empty_variable_is_refused_too(tmp_path: Path) -> None:
     """Set to nothing is as good as missing: a secret cannot be empty."""
     corpus = _corpus(tmp_path, f'["{TOKEN}"]')
     with pytest.raises(InputError, match="empty") as info:
-        agent_secrets(corpus.config.agents[0], environ={TOKEN: ""}, corpus=corpus)
+        agent_secrets(
+            corpus.config.agents[0], environ={TOKEN: "", KEY_VARS_ENV: TOKEN}, corpus=corpus
+        )
     assert info.value.field == "agents[0].env"
 
 
@@ -74,7 +78,9 @@ def test_bughunt_names_are_refused_without_their_value(tmp_path: Path, name: str
     """The sandbox's own variables are never passed from the host; the error holds no value."""
     corpus = _corpus(tmp_path, f'["{name}"]')
     with pytest.raises(InputError) as info:
-        agent_secrets(corpus.config.agents[0], environ={name: VALUE}, corpus=corpus)
+        agent_secrets(
+            corpus.config.agents[0], environ={name: VALUE, KEY_VARS_ENV: name}, corpus=corpus
+        )
     assert info.value.field == "agents[0].env" and name in str(info.value)
     assert_no_leak(VALUE, str(info.value))
 
@@ -91,7 +97,7 @@ def test_without_the_corpus_the_field_is_env(tmp_path: Path) -> None:
     """An agent given alone is still named, with the field it declares."""
     corpus = _corpus(tmp_path, f'["{TOKEN}"]')
     with pytest.raises(InputError) as info:
-        agent_secrets(corpus.config.agents[0], environ={})
+        agent_secrets(corpus.config.agents[0], environ={KEY_VARS_ENV: TOKEN})
     assert info.value.field == "env" and "agent 'baseline'" in str(info.value)
 
 
@@ -100,6 +106,7 @@ def test_bughunt_run_stops_on_a_missing_secret_before_anything_runs(
 ) -> None:
     """`bughunt run nightly`: exit 2, one line naming the agent and field, no ledger written."""
     monkeypatch.delenv(TOKEN, raising=False)
+    monkeypatch.setenv(KEY_VARS_ENV, TOKEN)
     corpus = _corpus(tmp_path, f'["{TOKEN}"]')
     ledger = tmp_path / "ledger.duckdb"
     result = CliRunner().invoke(

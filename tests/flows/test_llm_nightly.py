@@ -54,6 +54,7 @@ def test_nightly_llm_against_scripted_through_the_gateway(
         toml.replace('api_key_env = "OPENAI_API_KEY"', 'api_key_env = "BUGHUNT_TEST_LLM_KEY"')
     )
     monkeypatch.setenv("BUGHUNT_TEST_LLM_KEY", KEY)
+    monkeypatch.setenv("BUGHUNT_AGENT_KEY_VARS", "BUGHUNT_TEST_LLM_KEY")  # the operator's list
     out = tmp_path / "out"
     result = nightly_flow(
         params=RunParams(

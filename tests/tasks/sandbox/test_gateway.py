@@ -643,9 +643,10 @@ def test_a_missing_key_variable_is_refused_without_its_value() -> None:
         network=AgentNetwork(model="http://h/v1", api_key_env="MY_KEY"),
     )
     with pytest.raises(InputError) as caught:
-        model_key(agent, environ={})
+        model_key(agent, environ={"BUGHUNT_AGENT_KEY_VARS": "MY_KEY"})
     assert caught.value.field == "network.api_key_env" and "MY_KEY" in str(caught.value)
-    assert model_key(agent, environ={"MY_KEY": "v" * 20}) == "v" * 20
+    listed = {"MY_KEY": "v" * 20, "BUGHUNT_AGENT_KEY_VARS": "MY_KEY"}
+    assert model_key(agent, environ=listed) == "v" * 20
 
 
 # --- the gateway's own rules, on the host --------------------------------------------

@@ -151,6 +151,7 @@ def test_the_stage_passes_the_secret_to_the_agent_only_and_stores_no_form_of_it(
     every observation's output (which printed the value back) hold no form of it."""
     value = _value()
     monkeypatch.setenv(NAME, value)
+    monkeypatch.setenv("BUGHUNT_AGENT_KEY_VARS", NAME)  # the operator lets agents have it
     agents = f"""
 [[agents]]
 name = "leaky"
