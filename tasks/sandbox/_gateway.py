@@ -16,7 +16,9 @@ through) names via the engine's DNS when the host's resolver is on
 localhost (CVE-2024-29018). With no interface there is no name lookup and no
 packet to send, on every engine; the socket is the one door, and the
 gateway decides what goes through it. One design on every engine is also
-one design to test. It needs the engine on this host (the folder is a bind
+one design to test. The folder is the host user's and a group only the
+gateway's container carries (:func:`run_group`); no other user of the host
+reaches a socket in it (docs/sandbox.md#the-model-gateway). It needs the engine on this host (the folder is a bind
 mount): a remote engine is refused with a clear error.
 
 Per execution, the host opens a listener through the gateway's control
@@ -37,8 +39,11 @@ that needs no tunnel never needs Debian's archive.
 
 from __future__ import annotations
 
+import grp
 import json
 import logging
+import os
+import secrets
 import shutil
 import socket
 import tempfile
@@ -89,6 +94,9 @@ PRELUDE = (
 )
 
 
+SOCKETS_GROUP_RANGE = (1_000_000_000, 2_000_000_000)
+"""Where a root host picks the group only the run's gateway carries (none of the host's own)."""
+
 FOLDER_PREFIX = "bughunt-gw-"
 """Name prefix of every gateway folder (in the system's temporary folder)."""
 OWNER_FILE = "owner"
@@ -121,6 +129,27 @@ def sweep_folders(root: Path | None = None) -> list[str]:
             shutil.rmtree(folder, ignore_errors=True)
             swept.append(folder.name)
     return swept
+
+
+def run_group() -> int:
+    """The group that alone, beside the host's user, may enter a gateway's folder.
+
+    Run as root, the host picks a gid no group of its has, so no local user
+    carries it; any other user gives its own group (it may only hand a folder
+    to a group it is in): no other user enters unless the host put them in it.
+    The gateway's container carries the group (``group_add``); the agent's
+    does not need it (only its execution's folder is mounted there).
+    """
+    if os.geteuid() != 0:
+        return os.getegid()
+    while True:
+        gid = SOCKETS_GROUP_RANGE[0] + secrets.randbelow(
+            SOCKETS_GROUP_RANGE[1] - SOCKETS_GROUP_RANGE[0]
+        )
+        try:
+            grp.getgrgid(gid)
+        except KeyError:
+            return gid
 
 
 class GatewayError(SandboxEngineError):
@@ -172,6 +201,15 @@ def _bughunt_module(name: str) -> bytes:
     return resources.files("bughunt").joinpath(name).read_bytes()
 
 
+def gateway_files() -> dict[str, bytes]:
+    """The gateway's code as shipped into its folder: its scripts, and the two bughunt modules
+    it uses under the names it imports them by in the container (standard library only)."""
+    files = {script: _script(script) for script in ("gateway.py", "budget.py", "tunnel.py")}
+    files["bughunt_secrets.py"] = _bughunt_module("secrets.py")
+    files["bughunt_hostport.py"] = _bughunt_module("hostport.py")
+    return files
+
+
 def gateway_image(client: Any, *, base: str, agent: str = "gateway") -> str:
     """Tag of the gateway image (the ``base`` with Debian's squid), built when missing.
 
@@ -218,6 +256,10 @@ class Gateway:
         self._client = client
         self._image = image or image_tag()
         self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        self.group = run_group()
+        # Only the host's user and the run's group enter; setgid: all made inside is the group's.
+        os.chown(self.folder, -1, self.group)
+        self.folder.chmod(0o2750)
         # Who made it: a killed run's folder is swept by the next run (sweep_folders).
         (self.folder / OWNER_FILE).write_text(owner())
         self._container: Any = None
@@ -247,17 +289,18 @@ class Gateway:
             except BaseException:
                 self.close()
                 raise
-        self.folder.chmod(0o755)
-        (self.folder / "gateway.py").write_bytes(_script("gateway.py"))
-        (self.folder / "tunnel.py").write_bytes(_script("tunnel.py"))
-        (self.folder / "bughunt_secrets.py").write_bytes(_bughunt_module("secrets.py"))
-        (self.folder / "bughunt_hostport.py").write_bytes(_bughunt_module("hostport.py"))
         config = self.network.model_dump(mode="json", exclude={"upstream_network"})
-        (self.folder / "config.json").write_text(json.dumps(config))
-        for sub in ("c", "x"):
+        files = {**gateway_files(), "config.json": json.dumps(config).encode()}
+        for name, data in files.items():
+            (self.folder / name).write_bytes(data)
+            (self.folder / name).chmod(
+                0o640
+            )  # the gateway reads them as the group, whatever the umask
+        # The gateway makes its control socket in c (the group may write there); x holds the
+        # executions' folders, which only the host makes.
+        for sub, mode in (("c", 0o2770), ("x", 0o2750)):
             (self.folder / sub).mkdir()
-        # The gateway's user makes its control socket here; sticky: no other user can replace it.
-        (self.folder / "c").chmod(0o1777)
+            (self.folder / sub).chmod(mode)
         env = {KEY_VARIABLE: self._key} if self._key else {}
         cfg = container_config(
             image=self._image,
@@ -274,6 +317,7 @@ class Gateway:
             mode="gateway",
         )
         cfg["volumes"] = {str(self.folder): {"bind": MOUNT, "mode": "rw"}}
+        cfg["group_add"] = [str(self.group)]
         cfg["log_config"] = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"})
         cfg["labels"]["bughunt.agent"] = self.agent.name
         if self.network.upstream_network:
@@ -359,11 +403,13 @@ class Gateway:
         """A listener for one agent execution; its request log is in ``access.log`` afterwards."""
         name = uuid.uuid4().hex[:16]
         folder = self.folder / "x" / name
-        folder.mkdir(mode=0o1777)
-        # The gateway's user makes the socket here (mkdir obeys the umask); sticky: no other
-        # user of the host can replace the forwarder or the socket the agent's container uses.
-        folder.chmod(0o1777)
+        folder.mkdir()
+        # The gateway (the run's group) makes the socket here; the agent's user, neither owner
+        # nor in the group, reads it: it is mounted alone into the agent's container, and on
+        # the host no other user gets past the gateway's folder.
+        folder.chmod(0o2775)
         (folder / "forward.py").write_bytes(_script("forward.py"))
+        (folder / "forward.py").chmod(0o644)  # the agent's user reads it, whatever the umask
         self._ask({"op": "open", "execution": name, "folder": f"{MOUNT}/x/{name}"})
         url = f"http://127.0.0.1:{MODEL_PORT}{self._base_path}"
         env = {"OPENAI_BASE_URL": url, "BUGHUNT_MODEL_URL": url, "OPENAI_API_KEY": PLACEHOLDER_KEY}

@@ -11,8 +11,10 @@ It is started once per (run, agent) by ``tasks/sandbox/_gateway.py`` with
   mounted there). It speaks HTTP: a reverse proxy to the one configured
   upstream, which adds the API key itself (the agent never has it), refuses
   anything that is not a request for the upstream's API path, logs every
-  request with the usage the upstream reports, and refuses further calls
-  once the run's budget (requests, tokens, cost) is spent.
+  request with the usage the upstream reports (or counts it), and holds
+  each request's worst case against the run's budget (requests, tokens,
+  cost) until its answer is counted (``budget.py``); a request still in
+  flight when its execution closes is cut upstream and counted.
 - ``/gw/x/<execution>/connect.sock``: only for an agent with ``allow``
   entries, a CONNECT proxy to exactly those ``host:port`` pairs, through
   squid on the container's loopback (``tunnel.py``); each tunnel is logged
@@ -27,6 +29,7 @@ socket (tunnels have a socket of their own).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -45,9 +48,33 @@ try:  # on the host (tests) the package; in the container the file shipped besid
 except ImportError:  # pragma: no cover - the container's layout
     from bughunt_secrets import Scrubber  # type: ignore[import-not-found,no-redef]
 try:  # on the host (tests) the package; in the container the file shipped beside this one
+    from tasks.sandbox.gateway.budget import (
+        Budget,
+        Reservation,
+        answer_limit,
+        counted_usage,
+        is_completion,
+        json_object,
+        prepared,
+        prompt_estimate,
+        usage_of,
+    )
     from tasks.sandbox.gateway.tunnel import Tunnels, log_entry, start_squid
 except ImportError:  # pragma: no cover - the container's layout
+    from budget import (  # type: ignore[import-not-found,no-redef]
+        Budget,
+        Reservation,
+        answer_limit,
+        counted_usage,
+        is_completion,
+        json_object,
+        prepared,
+        prompt_estimate,
+        usage_of,
+    )
     from tunnel import Tunnels, log_entry, start_squid  # type: ignore[import-not-found,no-redef]
+
+__all__ = ["Budget", "Gateway", "Upstream", "serve", "usage_of"]
 
 KEY_VARIABLE = "BUGHUNT_GATEWAY_KEY"
 """The gateway container's variable holding the model's key (never the agent's)."""
@@ -57,6 +84,10 @@ SQUID_FOLDER = "/tmp/bughunt-squid"  # noqa: S108 - the gateway container's own 
 MAX_BODY = 16 * 1024 * 1024
 """Largest request or response body relayed, in bytes."""
 UPSTREAM_TIMEOUT_S = 600.0
+SOCKET_MODE = 0o660
+"""Sockets: the gateway's user (the agent's too) and the run's group; no other user."""
+REFUSED_LOGGED = 100
+"""Refused requests logged per execution; later ones are only counted, in one closing entry."""
 _HOP = {
     "connection",
     "keep-alive",
@@ -77,91 +108,6 @@ _HOP = {
     "x-forwarded-proto",
     "x-real-ip",
 }
-
-
-def _documents(body: bytes, content_type: str) -> list[Any]:
-    """The JSON documents of an answer: the body, or each ``data:`` line of an event stream."""
-    text = body.decode("utf-8", "replace")
-    if "event-stream" not in content_type:
-        lines = [text]
-    else:
-        lines = [
-            line[5:]
-            for line in text.splitlines()
-            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
-        ]
-    documents = []
-    for line in lines:
-        try:
-            documents.append(json.loads(line))
-        except ValueError:
-            continue
-    return documents
-
-
-def _count(value: Any) -> int | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value if ok else None
-
-
-def usage_of(body: bytes, content_type: str) -> dict[str, Any]:
-    """``model``, ``tokens_in`` and ``tokens_out`` as the upstream reports them (JSON or SSE).
-
-    Missing figures are None: a response that reports no usage is logged as such,
-    never as zero.
-    """
-    found: dict[str, Any] = {"model": None, "tokens_in": None, "tokens_out": None}
-    for doc in _documents(body, content_type):
-        if not isinstance(doc, dict):
-            continue
-        if isinstance(doc.get("model"), str):
-            found["model"] = doc["model"][:200]
-        usage = doc.get("usage")
-        if isinstance(usage, dict):
-            for key, name in (("tokens_in", "prompt_tokens"), ("tokens_out", "completion_tokens")):
-                if (value := _count(usage.get(name))) is not None:
-                    found[key] = value
-    return found
-
-
-class Budget:
-    """The run's spending for this agent, shared by every execution; thread-safe."""
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.max_requests: int | None = config.get("max_requests")
-        self.max_tokens: int | None = config.get("max_tokens")
-        self.max_cost: float | None = config.get("max_cost")
-        self.price_in = float(config.get("price_in") or 0.0)
-        self.price_out = float(config.get("price_out") or 0.0)
-        self.requests = 0
-        self.tokens = 0
-        self.cost = 0.0
-        self._lock = threading.Lock()
-
-    def take(self) -> str | None:
-        """Count one request now, or say which limit is spent (and count nothing)."""
-        with self._lock:
-            if self.max_requests is not None and self.requests >= self.max_requests:
-                return f"max_requests={self.max_requests} spent"
-            if self.max_tokens is not None and self.tokens >= self.max_tokens:
-                return f"max_tokens={self.max_tokens} spent ({self.tokens} used)"
-            if self.max_cost is not None and self.cost >= self.max_cost:
-                return f"max_cost={self.max_cost:g} spent ({self.cost:.6f} used)"
-            self.requests += 1
-            return None
-
-    def spend(self, tokens_in: int | None, tokens_out: int | None) -> float:
-        """Add a response's usage; its cost at the configured prices."""
-        t_in, t_out = tokens_in or 0, tokens_out or 0
-        cost = (t_in * self.price_in + t_out * self.price_out) / 1_000_000
-        with self._lock:
-            self.tokens += t_in + t_out
-            self.cost += cost
-        return cost
-
-    def stats(self) -> dict[str, Any]:
-        with self._lock:
-            return {"requests": self.requests, "tokens": self.tokens, "cost": self.cost}
 
 
 class Upstream:
@@ -213,6 +159,9 @@ class Gateway:
         self.scrubber = Scrubber({name: key} if key else {})
         self.budget = Budget(config)
         self.logs: dict[str, list[dict[str, Any]]] = {}
+        self.unlogged: dict[str, int] = {}
+        self.refusals: dict[str, int] = {}
+        self.live: dict[str, dict[int, _InFlight]] = {}
         self.servers: dict[str, list[socketserver.BaseServer]] = {}
         self._lock = threading.Lock()
         allow = config.get("allow") or []
@@ -233,29 +182,114 @@ class Gateway:
             if execution in self.servers:
                 return
             self.logs.setdefault(execution, [])
+            self.unlogged.setdefault(execution, 0)
+            self.refusals.setdefault(execution, 0)
+            self.live.setdefault(execution, {})
         path = os.path.join(folder, "model.sock")
         servers: list[socketserver.BaseServer] = [_UnixHTTPServer(path, _handler(self, execution))]
-        os.chmod(path, 0o777)  # noqa: S103 - the agent's user connects; only its folder is mounted
+        os.chmod(path, SOCKET_MODE)
         if self.tunnels is not None:
             path = os.path.join(folder, "connect.sock")
             servers.append(self.tunnels.server(execution, path))
-            os.chmod(path, 0o777)  # noqa: S103 - as above
+            os.chmod(path, SOCKET_MODE)
         with self._lock:
             self.servers[execution] = servers
         for server in servers:
             threading.Thread(target=server.serve_forever, daemon=True).start()
 
+    def refused(self, execution: str, entry: dict[str, Any]) -> None:
+        """A refused request's entry leaves the log past :data:`REFUSED_LOGGED`; it is counted."""
+        with self._lock:
+            log = self.logs.get(execution)
+            if log is None:
+                return
+            self.refusals[execution] += 1
+            if self.refusals[execution] <= REFUSED_LOGGED:
+                return
+            for i in range(len(log) - 1, -1, -1):  # it started recently: near the end
+                if log[i] is entry:
+                    del log[i]
+                    self.unlogged[execution] += 1
+                    return
+
+    def in_flight(self, execution: str, request: _InFlight) -> bool:
+        """Note a request about to go upstream; False when its execution has ended (do not send)."""
+        with self._lock:
+            live = self.live.get(execution)
+            if live is None:
+                return False
+            live[id(request)] = request
+            return True
+
+    def landed(self, execution: str, request: _InFlight) -> None:
+        with self._lock:
+            self.live.get(execution, {}).pop(id(request), None)
+
     def close(self, execution: str) -> list[dict[str, Any]]:
-        """Stop ``execution``'s listeners, end its live tunnels, and hand back its log."""
+        """Stop ``execution``'s listeners, cancel its requests upstream, end its live tunnels,
+        and hand back its log.
+
+        A request still in flight has its upstream connection cut and is
+        counted at its reservation: the upstream may have done the work.
+        """
         with self._lock:
             servers = self.servers.pop(execution, [])
+            live = list(self.live.pop(execution, {}).values())
         for server in servers:
             server.shutdown()
             server.server_close()
+        for request in live:
+            request.cancel(self.budget)
         if self.tunnels is not None:
             self.tunnels.end(execution)
         with self._lock:
-            return [_settled(entry) for entry in self.logs.pop(execution, [])]
+            settled = [_settled(entry) for entry in self.logs.pop(execution, [])]
+            unlogged = self.unlogged.pop(execution, 0)
+            self.refusals.pop(execution, None)
+        log, refusals = [], 0
+        for entry in settled:  # tunnels' refusals too, bounded with the model's
+            refusals += entry["refused"] is not None
+            if entry["refused"] is not None and refusals > REFUSED_LOGGED:
+                unlogged += 1
+            else:
+                log.append(entry)
+        if unlogged:
+            entry = log_entry("model")
+            entry["refused"] = f"{unlogged} more refused requests, not logged one by one"
+            entry["count"] = unlogged
+            log.append(entry)
+        return log
+
+
+class _InFlight:
+    """A request sent upstream: its connection (cut to cancel it), reservation and log entry."""
+
+    def __init__(self, held: Reservation, entry: dict[str, Any]) -> None:
+        self.held = held
+        self.entry = entry
+        self.connection: http.client.HTTPConnection | None = None
+        self.cancelled = False
+        self._lock = threading.Lock()
+
+    def attach(self, connection: http.client.HTTPConnection) -> bool:
+        """Hold the connection to cut; False if already cancelled (do not use it)."""
+        with self._lock:
+            self.connection = connection
+            return not self.cancelled
+
+    def cancel(self, budget: Budget) -> None:
+        with self._lock:
+            self.cancelled = True
+            connection = self.connection
+        if connection is not None and connection.sock is not None:
+            with contextlib.suppress(OSError):  # already closed: nothing to cut
+                connection.sock.shutdown(socket.SHUT_RDWR)
+        cost = budget.settle(self.held, None, None)
+        if self.entry["status"] is None:
+            self.entry["refused"] = "cancelled upstream when the execution ended"
+            self.entry["tokens_in"], self.entry["tokens_out"] = self.held.prompt, self.held.answer
+            self.entry["cost"] = cost
+            self.entry["usage"] = "reserved"
 
 
 def _settled(entry: dict[str, Any]) -> dict[str, Any]:
@@ -268,6 +302,7 @@ def _settled(entry: dict[str, Any]) -> dict[str, Any]:
 
 class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    request_queue_size = 128  # an agent's parallel requests; at the default 5, connects fail
 
     def __init__(self, path: str, handler: type[BaseHTTPRequestHandler]) -> None:
         if os.path.exists(path):
@@ -322,11 +357,23 @@ class _ModelHandler(BaseHTTPRequestHandler):
             self._relay_into(entry)
         finally:
             entry["seconds"] = round(time.monotonic() - started, 3)
+            if entry["refused"] is not None:
+                self.gateway.refused(self.execution, entry)
+
+    def _cancelled(self) -> None:
+        """Tell the agent, if it is still there, and hang up (the execution's close counted it)."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self._refuse(503, "cancelled", "the agent's execution ended")
+
+    def _shape_refused(self, entry: dict[str, Any], status: int, why: str) -> None:
+        entry["refused"] = why
+        entry["status"] = status
+        self.gateway.budget.count_refused()
 
     def _relay_into(self, entry: dict[str, Any]) -> None:
         if self.headers.get("Transfer-Encoding"):
-            entry["refused"] = "chunked request body"
-            entry["status"] = 411
+            self._shape_refused(entry, 411, "chunked request body")
             self._refuse(411, "length_required", "send a Content-Length body")
             return
         try:
@@ -334,27 +381,40 @@ class _ModelHandler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if not 0 <= length <= MAX_BODY:
-            entry["refused"] = "bad or oversized body"
-            entry["status"] = 413
+            self._shape_refused(entry, 413, "bad or oversized body")
             self._refuse(413, "too_large", f"bodies up to {MAX_BODY} bytes")
             self.close_connection = True
             return
         body = self.rfile.read(length)
         entry["bytes_in"] = len(body)
         if not self.gateway.upstream.allows(self.path):
-            entry["refused"] = "not the model's API"
-            entry["status"] = 403
+            self._shape_refused(entry, 403, "not the model's API")
             self._refuse(403, "forbidden", "only the model's API is reachable through this gateway")
             return
-        spent = self.gateway.budget.take()
-        if spent is not None:
-            entry["refused"] = f"budget: {spent}"
+        doc = json_object(body)
+        prompt = prompt_estimate(body)
+        # A request with no body (GET /models) produces no answer tokens worth holding.
+        wanted = answer_limit(doc) if body else 0
+        held = self.gateway.budget.reserve(prompt, wanted, can_limit=is_completion(doc))
+        if isinstance(held, str):
+            entry["refused"] = f"budget: {held}"
             entry["status"] = 429
-            self._refuse(429, "budget_exceeded", f"the run's budget is spent ({spent})")
+            self._refuse(429, "budget_exceeded", f"the run's budget is spent ({held})")
             return
-        self._forward(entry, body)
+        if doc is not None and prepared(doc, held.limit):
+            body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        request = _InFlight(held, entry)
+        if not self.gateway.in_flight(self.execution, request):
+            self.gateway.budget.settle(held, 0, 0)  # never sent
+            entry["refused"] = "unfinished when the execution ended"
+            return
+        try:
+            self._forward(request, body)
+        finally:
+            self.gateway.landed(self.execution, request)
 
-    def _forward(self, entry: dict[str, Any], body: bytes) -> None:
+    def _forward(self, request: _InFlight, body: bytes) -> None:
+        entry, held = request.entry, request.held
         upstream = self.gateway.upstream
         headers = {name: value for name, value in self.headers.items() if name.lower() not in _HOP}
         headers["Host"] = upstream.host_header
@@ -362,8 +422,13 @@ class _ModelHandler(BaseHTTPRequestHandler):
         if self.gateway.key:
             headers["Authorization"] = f"Bearer {self.gateway.key}"
         connection = upstream.connection()
+        sent = False
         try:
+            if not request.attach(connection):
+                self._cancelled()
+                return
             connection.request(self.command, self.path, body=body, headers=headers)
+            sent = True
             response = connection.getresponse()
             data = response.read(MAX_BODY + 1)
             answer_headers = [
@@ -374,20 +439,37 @@ class _ModelHandler(BaseHTTPRequestHandler):
             status = response.status
             content_type = response.getheader("Content-Type") or "application/octet-stream"
         except (OSError, http.client.HTTPException) as exc:
+            if request.cancelled:
+                self._cancelled()
+                return
+            # Once sent, the upstream may have done the work: counted at the reservation.
+            entry["cost"] = self.gateway.budget.settle(
+                held, None if sent else 0, None if sent else 0
+            )
             entry["status"] = 502
             entry["refused"] = f"upstream unreachable: {type(exc).__name__}"
             self._refuse(502, "upstream_error", f"the model did not answer ({type(exc).__name__})")
             return
         finally:
             connection.close()
+        if request.cancelled:
+            self._cancelled()
+            return
+        usage = usage_of(data, content_type)
+        entry.update(usage)
+        entry["usage"] = "reported"
+        if usage["tokens_in"] is None or usage["tokens_out"] is None:
+            entry["usage"] = "counted"
+            if usage["tokens_in"] is None:
+                entry["tokens_in"] = held.prompt
+            if usage["tokens_out"] is None:
+                entry["tokens_out"] = counted_usage(data, content_type)
+        entry["cost"] = self.gateway.budget.settle(held, entry["tokens_in"], entry["tokens_out"])
         if len(data) > MAX_BODY:
             entry["status"] = 502
             entry["refused"] = "upstream answer too large"
             self._refuse(502, "upstream_error", f"the answer is over {MAX_BODY} bytes")
             return
-        usage = usage_of(data, content_type)
-        entry.update(usage)
-        entry["cost"] = self.gateway.budget.spend(usage["tokens_in"], usage["tokens_out"])
         entry["status"] = status
         # An upstream may echo the key (an error naming it): the agent never sees it.
         data = self.gateway.scrubber.scrub_bytes(data)
@@ -430,7 +512,9 @@ class _ControlServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer)
 
 def serve(config_path: str, control_path: str) -> None:
     """Serve the control socket until killed."""
-    os.umask(0)  # the host (another user) removes what this leaves in its folder
+    # Sockets are the run's group's, never any user's: the host (in the group, or root)
+    # removes them, and no other user of the host may connect.
+    os.umask(0o007)
     with open(config_path, encoding="utf-8") as handle:
         config = json.load(handle)
     gateway = Gateway(config, os.environ.get(KEY_VARIABLE))
