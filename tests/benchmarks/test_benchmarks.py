@@ -27,6 +27,7 @@ HEADLINE = {
     "benchmarks.classifier_agreement": "agreement",
     "benchmarks.cli_latency": "ratio",
     "benchmarks.sandbox_vs_host": "ratio",
+    "benchmarks.mutate_cost": "ratio",
 }
 NEEDS_DOCKER = {
     "benchmarks.nightly_overhead",
