@@ -43,10 +43,13 @@ def check(
 ) -> None:
     """Check the corpus contract of every case in the sandbox: exit 0 when every case keeps it.
 
-    The target's test_command must pass on the clean tree (twice, and on a
-    behaviour-preserving rewrite) and fail or hang alike twice on each buggy
-    tree; an equivalent patch, a failing or non-deterministic suite, or a bug a
-    visible test reveals breaks it (exit 1, each case with its reason).
+    Per case (FAIL_TO_PASS): tests of the target's test_command must fail (or
+    the suite hang) alike twice on the buggy tree and pass on the clean tree.
+    Tests that fail on the clean tree are the target's known failures: listed
+    once per target, left out of every case. An equivalent patch, a
+    non-deterministic buggy suite, a clean suite that does not run, or a bug a
+    visible test reveals breaks a case (exit 1, each case with its reason).
+    Each kept case shows the rewrite level its trees keep their outcomes at.
     """
     from flows import new_run_id
     from tasks.hash_corpus import hash_loaded_corpus
@@ -61,9 +64,22 @@ def check(
     if as_json:
         print_json([c.model_dump(mode="json") for c in checks])
     else:
+        target_of = {case.case_id: case.target for case in loaded.cases}
+        known: dict[str, list[str]] = {}
+        for c in checks:
+            known.setdefault(target_of.get(c.case_id, ""), c.known_failures)
+        for target, tests in sorted(known.items()):
+            if tests:
+                shown = ", ".join(tests[:5]) + (
+                    f" and {len(tests) - 5} more" if len(tests) > 5 else ""
+                )
+                _say(
+                    f"target {target}: {len(tests)} known failure(s) on the clean tree, left "
+                    f"out of every case: {shown}"
+                )
         for c in checks:
             what = (
-                f"ok ({c.symptom}, {len(c.failing_tests)} failing)"
+                f"ok ({c.symptom}, {len(c.failing_tests)} failing, rewrites {c.rewrite_level})"
                 if c.status == "ok"
                 else f"BROKEN: {c.reason}"
             )

@@ -102,10 +102,11 @@ def target_test_files(
     files: Mapping[str, bytes], oracle: Sequence[str], visible: Sequence[str] = ()
 ) -> frozenset[str]:
     """The target's test files among ``files``: the oracle and visible-test patterns, pytest's
-    ``test_*.py``, ``*_test.py`` and ``conftest.py`` (or the target's own ``python_files``),
-    and every ``.py`` file under its ``testpaths``. They are never rewritten."""
+    ``test_*.py``, ``*_test.py`` and ``conftest.py`` at any depth, the target's own
+    ``python_files`` besides them, and every ``.py`` file under its ``testpaths``. They are
+    never rewritten (both trees hold the same ones, so rewriting them defends nothing)."""
     options = pytest_options(files)
-    names = options.get("python_files") or ["test_*.py", "*_test.py"]
+    names = options.get("python_files", [])
     roots = [p.strip("/") for p in options.get("testpaths", []) if p.strip("/") not in ("", ".")]
 
     def is_test(path: str) -> bool:

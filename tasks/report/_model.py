@@ -159,6 +159,10 @@ class RunSummary(_Out):
     """Time and model cost per agent version that ran in the sandbox (command agents)."""
     cases: list[CaseRow]
     """Every planned case."""
+    known_failures: list[str] = []
+    """Tests of the targets that fail on the clean tree: left out of every case's contract."""
+    rewrite_levels: dict[str, int] = {}
+    """Planned cases by the rewrite level their contract check found (``full`` … ``none``)."""
     rejected_cases: list[dict[str, str]]
     """Cases rejected before running (bad patch, bad metadata): case_id and reason."""
     outcomes: OutcomeSummary

@@ -306,6 +306,16 @@ def build_summary(
             baseline.name,
             candidate.name,
         ),
+        known_failures=sorted({t for c in sandbox.contract for t in c.known_failures})
+        if sandbox
+        else [],
+        rewrite_levels=dict(
+            sorted(
+                Counter(str(c.rewrite_level) for c in sandbox.contract if c.rewrite_level).items()
+            )
+        )
+        if sandbox
+        else {},
         rejected_cases=[{"case_id": r.case_id, "reason": r.describe()} for r in classify.rejected],
         outcomes=summarize(reproduction_records(reproductions)),
         flaky=flaky_keys(flakes),

@@ -164,6 +164,9 @@ class SandboxResult(BaseModel):
     """Containers of crashed runs removed at the start."""
     checks: list[ContractCheck] = []
     """Corpus-contract checks made in this run (cases whose content was not checked before)."""
+    contract: list[ContractCheck] = []
+    """Every planned case's contract check the run went by, made now or known from the ledger
+    (its target's known failures and its rewrite level: the report shows them)."""
     pairs: list[PairResult]
     """One per planned case × agent version, sorted."""
 
@@ -182,6 +185,7 @@ class SandboxResult(BaseModel):
             seed=parts[0].seed,
             swept=[c for p in parts for c in p.swept],
             checks=[c for p in parts for c in p.checks],
+            contract=sorted((c for p in parts for c in p.contract), key=lambda c: c.case_id),
             pairs=sorted((pair for p in parts for pair in p.pairs), key=pair_order),
         )
 
@@ -847,7 +851,13 @@ def run_sandbox(
         )
     pairs = sorted([*results, *failed], key=pair_order)
     return SandboxResult(
-        image=image, image_id=image_id, seed=settings.seed, swept=swept, pairs=pairs, checks=checks
+        image=image,
+        image_id=image_id,
+        seed=settings.seed,
+        swept=swept,
+        pairs=pairs,
+        checks=checks,
+        contract=sorted(contract.values(), key=lambda c: c.case_id),
     )
 
 
