@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -13,12 +14,65 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from bughunt.errors import BughuntError
+from bughunt.text import visible
+
+
+class VisibleStream(io.TextIOBase):
+    """A text stream whose control characters are shown, not obeyed (:func:`bughunt.text.visible`).
+
+    While a command runs, ``sys.stdout`` and ``sys.stderr`` are these
+    (:class:`OneLineErrors`), so nothing a command prints — ``typer.echo``,
+    ``print``, an error message — can act on the reader's terminal, whatever
+    stored text it carries, and a new command cannot forget it. Rich consoles
+    write to the stream beneath (``rich_proxied_file``), their own styling
+    intact; :class:`VisibleConsole` shows the text they are given.
+    """
+
+    def __init__(self, raw: Any) -> None:
+        super().__init__()
+        self.rich_proxied_file = raw
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # the stream beneath's
+        return str(getattr(self.rich_proxied_file, "encoding", None) or "utf-8")
+
+    @property
+    def errors(self) -> str:  # type: ignore[override]  # the stream beneath's
+        return getattr(self.rich_proxied_file, "errors", None) or "strict"
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # click probes for a binary stream with b"": not one
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.rich_proxied_file.write(visible(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.rich_proxied_file.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.rich_proxied_file.isatty())
+
+    def fileno(self) -> int:
+        return int(self.rich_proxied_file.fileno())
+
+    def writable(self) -> bool:
+        return True
+
+
+class VisibleConsole(Console):
+    """A rich console that shows control characters in every string it renders (cells,
+    titles, messages) instead of passing them to the terminal."""
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> Text:
+        return super().render_str(visible(text), *args, **kwargs)
+
 
 # Piped output is read by people too (logs, CI): give tables room instead of 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
+console = VisibleConsole(width=None if sys.stdout.isatty() else 160)
+err_console = VisibleConsole(stderr=True)
 
 LedgerOpt = Annotated[
     Path | None,
@@ -119,6 +173,14 @@ class OneLineErrors(typer.core.TyperGroup):
         }
         if not standalone_mode:
             return super().main(standalone_mode=False, **forward)
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
+        try:
+            self._main(forward)
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+    def _main(self, forward: dict[str, Any]) -> NoReturn:
         try:
             code = super().main(standalone_mode=False, **forward)
         except typer.TyperException as exc:  # Typer's own click: UsageError, BadParameter, ...

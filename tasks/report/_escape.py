@@ -15,7 +15,9 @@ text into markup (docs/report.md, "Escaping", lists the rules):
   and marked's bare-URL autolinks;
 - line breaks become `` ↵ ``, tabs a space, and the text is stripped, so
   nothing starts a new block (heading, list, code block) and a table cell
-  stays one cell; a leading ``-``, ``=`` or ``1.`` is escaped too.
+  stays one cell; a leading ``-``, ``=`` or ``1.`` is escaped too;
+- every other control character (BEL, ESC, C1, bidirectional overrides) is
+  shown as a character (:func:`bughunt.text.visible`), as the command line shows it.
 
 The template environment applies this to every ``{{ value }}`` that is not
 already :class:`MdSafe` (see ``_render.py``), so forgetting to escape cannot
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from bughunt.text import CONTROL, visible
 from bughunt.text import clip as cut
 
 NEWLINE = " ↵ "
@@ -46,6 +49,9 @@ _TOKEN = re.compile(
     (?P<nl>\r\n|\r|\n)
     | (?P<ws>[\t\v\f])
     | (?P<nul>\x00)
+    | (?P<ctl>["""
+    + CONTROL
+    + r"""])
     | (?P<ent>[&<>])
     | (?P<colon>(?<=[A-Za-z0-9]):(?=\S))
     | (?P<www>(?<![A-Za-z0-9])(?i:www)\.)
@@ -65,6 +71,8 @@ def _token(m: re.Match[str]) -> str:
         return " "
     if kind == "nul":
         return "\ufffd"
+    if kind == "ctl":
+        return visible(text, keep="")
     if kind == "ent":
         return _ENTITIES[text]
     if kind == "www":

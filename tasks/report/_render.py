@@ -21,8 +21,10 @@ from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 from bughunt.models import BiasProbe, RunKind
+from bughunt.text import visible
 from tasks.report import _format as fmt
 from tasks.report._counts import NOT_JUDGED
 from tasks.report._escape import MdSafe, clip, md_escape
@@ -131,11 +133,20 @@ def markdown_env() -> Environment:
     return env
 
 
+def _html_finalize(value: Any) -> Any:
+    """Text shows its control characters (as the command line shows them); markup passes."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 @cache
 def html_env() -> Environment:
     """The HTML environment: autoescape on for every template."""
     env = _base(autoescape=True)
-    env.finalize = lambda value: "" if value is None else value
+    env.finalize = _html_finalize
     env.filters.update(_TRUSTED)
     env.filters["flag"] = fmt.flag_text
     env.filters["pos"] = lambda v: f"{100 * max(0.0, min(1.0, float(v))):.1f}"

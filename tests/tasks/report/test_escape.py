@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from bughunt.text import visible
 from tasks.report import MdSafe, UnsafeSvgError, md_escape, sanitize_svg
 from tasks.report._escape import NEWLINE, clip
 from tests.tasks.report.conftest import hostile_strings
@@ -22,6 +23,7 @@ def shown(text: str) -> str:
     """What the escaped text must render as: its characters, on one line, HTML-escaped."""
     one_line = re.sub(r"\r\n|\r|\n", NEWLINE, text.strip())
     one_line = re.sub(r"[\t\v\f]", " ", one_line).replace("\x00", "\ufffd")
+    one_line = visible(one_line, keep="")  # every other control shown, as the terminal shows it
     return html.escape(one_line, quote=False).replace('"', "&quot;")
 
 
