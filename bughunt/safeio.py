@@ -165,6 +165,17 @@ def special_entry(path: Path) -> str | None:
     return f"is {kind_of(mode)}; a tree holds only regular files, folders and symlinks"
 
 
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is (followed) when it exists and is neither a regular file nor a folder
+    ("a FIFO", "a character device", …); None otherwise. For a file another library opens by
+    name (DuckDB): checked before its open, the best that can be done there."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else kind_of(mode)
+
+
 def copy_tree(
     src: Path,
     dest: Path,

@@ -29,6 +29,7 @@ from tenacity import (
 )
 
 from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryError, TerminalError
+from bughunt.safeio import special_file
 from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
 from ledger._migrate import check_version, current_version, known_migrations, migrate
 
@@ -123,6 +124,11 @@ class Ledger:
     def _connect(self, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         if self.path.is_dir():
             raise LedgerFileError("is a folder, not a ledger file", file=str(self.path))
+        # DuckDB opens the file by name, so this is checked before: a FIFO would block the
+        # open for ever, a device (or a link to one) would be read or written as a database.
+        special = special_file(self.path)
+        if special is not None:
+            raise LedgerFileError(f"is {special}, not a ledger file", file=str(self.path))
 
         def attempt() -> duckdb.DuckDBPyConnection:
             config: dict[str, Any] = {}

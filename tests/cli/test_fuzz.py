@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,98 @@ def _corpus_not_utf8(tmp: Path) -> str:
     return str(tmp / "corpus")
 
 
+def _fifo(name: str) -> Make:
+    """A FIFO: opening it to read blocks until a writer comes, unless O_NONBLOCK."""
+
+    def make(tmp: Path) -> str:
+        os.mkfifo(tmp / name)
+        return str(tmp / name)
+
+    return make
+
+
+def _zero_device(name: str) -> Make:
+    """A character device of its own that reads as /dev/zero's (major 1, minor 5): never ends."""
+
+    def make(tmp: Path) -> str:
+        os.mknod(tmp / name, 0o644 | stat.S_IFCHR, os.makedev(1, 5))
+        return str(tmp / name)
+
+    return make
+
+
+def _dev_zero(tmp: Path) -> str:
+    return "/dev/zero"
+
+
+def _link_to_device(name: str, device: str = "/dev/zero") -> Make:
+    def make(tmp: Path) -> str:
+        (tmp / name).symlink_to(device if device.startswith("/") else tmp / device)
+        if not device.startswith("/"):
+            _zero_device(device)(tmp)
+        return str(tmp / name)
+
+    return make
+
+
+def _special(name: str) -> dict[str, Make]:
+    """The special files every input file parameter must refuse in one line, unread."""
+    return {
+        "a FIFO": _fifo(name),
+        "a device": _zero_device(name),
+        "/dev/zero": _dev_zero,
+        "a symlink to a device": _link_to_device(name),
+    }
+
+
+def _special_out(name: str) -> dict[str, Make]:
+    """The same for a file bughunt writes (a ledger, --out): only devices of the test's own.
+    Running as root, a writer that replaces its file by rename would turn the machine's
+    /dev/zero into a regular file; a node in the scratch folder costs nothing."""
+    return {
+        "a FIFO": _fifo(name),
+        "a device": _zero_device(name),
+        "a symlink to a device": _link_to_device(name, device=f"{name}.dev"),
+    }
+
+
+def _corpus_holding(make_toml: Callable[[Path], None]) -> Make:
+    def make(tmp: Path) -> str:
+        (tmp / "corpus").mkdir()
+        make_toml(tmp / "corpus" / "corpus.toml")
+        return str(tmp / "corpus")
+
+    return make
+
+
+CORPUS_SPECIAL: dict[str, Make] = {
+    "a FIFO": _fifo("corpus"),
+    "/dev/zero": _dev_zero,
+    "a FIFO as corpus.toml": _corpus_holding(os.mkfifo),
+    "a device as corpus.toml": _corpus_holding(
+        lambda p: os.mknod(p, 0o644 | stat.S_IFCHR, os.makedev(1, 5))
+    ),
+    "a symlink to a device as corpus.toml": _corpus_holding(lambda p: p.symlink_to("/dev/zero")),
+}
+"""Special files where a corpus folder, or its corpus.toml, is expected."""
+
+
+def _target_holding(kind: str) -> Make:
+    """A copy of the demo target with one special file among its sources."""
+
+    def make(tmp: Path) -> str:
+        target = tmp / "target"
+        shutil.copytree(DEMO / "target", target, ignore=shutil.ignore_patterns("__pycache__"))
+        path = target / "ledgerlite" / "zero.py"
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(1, 5))
+        return str(target)
+
+    return make
+
+
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 BAD: dict[str, dict[str, Make]] = {
@@ -111,6 +204,7 @@ BAD: dict[str, dict[str, Make]] = {
         "truncated mid-block": _cut_mid_block,
         "another DuckDB database": _foreign,
         "a path under a file": _under_a_file,
+        **_special_out("l.duckdb"),
     },
     "judges": {
         "a folder": _folder,
@@ -118,6 +212,7 @@ BAD: dict[str, dict[str, Make]] = {
         "not TOML": _write("j.toml", b"[judges.x\n"),
         "not UTF-8": _write("j.toml", b'[judges.x]\nkind = "\xff"\n'),
         "a bad judge table": _write("j.toml", b'[judges.x]\nkind = "telepathy"\n'),
+        **_special("j.toml"),
     },
     "corpus": {
         "missing": _missing,
@@ -126,6 +221,7 @@ BAD: dict[str, dict[str, Make]] = {
         "not TOML": _corpus_with("name = \n"),
         "not UTF-8": _corpus_not_utf8,
         "an unknown field": _corpus_with('name = "c"\ntarget = "t"\nbogus = 1\n'),
+        **CORPUS_SPECIAL,
     },
     "diff": {
         "not a diff": _write("pr.diff", b"hello\n"),
@@ -133,6 +229,7 @@ BAD: dict[str, dict[str, Make]] = {
         "binary": _write("pr.diff", bytes(range(256))),
         "a folder": _folder,
         "missing": _missing,
+        **_special("pr.diff"),
     },
     "labels": {
         "nested 100,000 deep": _write("labels.jsonl", DEEP + b"\n"),
@@ -142,6 +239,7 @@ BAD: dict[str, dict[str, Make]] = {
         "empty": _write("labels.jsonl", b""),
         "a folder": _folder,
         "missing": _missing,
+        **_special("labels.jsonl"),
     },
     "report": {
         "nested 100,000 deep": _write("r.json", DEEP),
@@ -150,10 +248,24 @@ BAD: dict[str, dict[str, Make]] = {
         "not JSON": _write("r.json", b"{"),
         "a folder": _folder,
         "missing": _missing,
+        **_special("r.json"),
     },
     "records": {
         "a folder": _folder,
         "missing": _missing,
+        **_special("records.jsonl"),
+    },
+    "import": {
+        "a folder": _folder,
+        "missing": _missing,
+        "not UTF-8": _write("instances.jsonl", b"\xff\xfe\n"),
+        **_special("instances.jsonl"),
+    },
+    "target": {
+        "missing": _missing,
+        "a target holding a FIFO": _target_holding("fifo"),
+        "a target holding a device": _target_holding("device"),
+        **_special("target"),
     },
     "run_id": {
         "a parent path": lambda tmp: "../../x",
@@ -165,6 +277,7 @@ BAD: dict[str, dict[str, Make]] = {
     },
     "out": {
         "a file": _write("out-file", b"x"),
+        **_special_out("out"),
     },
     "seconds": {
         "zero": lambda tmp: "0",
@@ -188,6 +301,9 @@ KIND_OF = {
     "files": "records",
     "run_id": "run_id",
     "out": "out",
+    "file": "import",
+    "target": "target",
+    "agents_from": "corpus",
     "agent_timeout_s": "seconds",
     "test_timeout_s": "seconds",
 }
@@ -230,9 +346,21 @@ REQUIRED: dict[str, dict[str, Make]] = {
     "corpus mutate": {
         "target": lambda tmp: str(DEMO / "target"),
         "test_command": lambda tmp: "python3 -m pytest -q tests",
+        "out": lambda tmp: str(tmp / "new-corpus"),
+        "agents_from": lambda tmp: str(DEMO),
     },
-    "corpus import": {"file": _good_records, "repos": lambda tmp: str(tmp)},
+    "corpus import": {
+        "file": _good_records,
+        "repos": lambda tmp: str(tmp),
+        "out": lambda tmp: str(tmp / "new-corpus"),
+        "agents_from": lambda tmp: str(DEMO),
+    },
     "hash": {"record": lambda tmp: ""},
+    "export": {
+        "table": lambda tmp: "runs",
+        "fmt": lambda tmp: "csv",
+        "ledger": lambda tmp: str(_good_ledger(tmp)),
+    },
 }
 """Good values of what a command needs besides the one bad input (``""``: a flag)."""
 
@@ -277,12 +405,18 @@ def _args(command: Command, values: dict[str, str]) -> list[str]:
     return args
 
 
+NOT_FOR: dict[tuple[str, str], set[str]] = {
+    ("export", "out"): {"a file", *_special_out("out")},
+}
+"""Rows a command's parameter does not take: export writes its file over a regular one."""
+
 CASES = [
     pytest.param(command, param, bad, id=f"{' '.join(command.path)} {param}={bad}")
     for command in COMMANDS
     for param in command.options
     if param in KIND_OF
     for bad in BAD[KIND_OF[param]]
+    if bad not in NOT_FOR.get((" ".join(command.path), param), set())
 ]
 
 
