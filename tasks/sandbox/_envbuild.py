@@ -2,7 +2,9 @@
 
 The build container is the base image as root with no network; what was
 fetched (``_fetch``) is copied in, ``dpkg -i`` installs the packages and
-Debian's pip, run from its wheel, installs the wheels. The container is
+Debian's pip, run from its wheel, installs the wheels, building there (and
+nowhere else) the pinned source distributions of projects that publish no
+wheel. The container is
 committed with the base's user, environment, working folder and command,
 and removed whatever happens. Changing anything here changes the images:
 bump ``_environments.BUILD_FORMAT``.
@@ -36,6 +38,9 @@ BASE_ID_LABEL = "bughunt.environment.base_id"
 """Image label holding the id of the base image it was built FROM."""
 BUILD_TIMEOUT_S = 1800
 """Deadline of the install inside the build container."""
+BUILD_TOOL_PACKAGES = ("python3-setuptools-whl", "python3-wheel-whl")
+"""Debian's setuptools and wheel as wheels: what a pinned source distribution is built with in
+the build container (fetched only when there is one, never installed in the image)."""
 
 _STAGING = "/var/tmp/bughunt-env"  # noqa: S108 - inside the build container, which is ours alone
 # What the build container runs: packages first (pip may need a library), then
@@ -49,8 +54,17 @@ cd {_STAGING}
 if [ -d debs ]; then dpkg -i debs/*.deb || dpkg -i debs/*.deb || dpkg -i debs/*.deb; fi
 if [ -f requirements.txt ]; then
   dpkg-deb -x pip.deb pip
+  binary=--only-binary=:all:
+  tools=
+  if [ -d tools ]; then
+    # Pinned source distributions are in wheels/: built here, without network, with
+    # Debian's setuptools and wheel as the only build requirements on offer.
+    for deb in tools/*.deb; do dpkg-deb -x "$deb" tools/x; done
+    binary=
+    tools="--find-links tools/x/usr/share/python-wheels"
+  fi
   PYTHONPATH="$(echo pip/usr/share/python-wheels/pip-*.whl)" python3 -m pip install \\
-    --no-index --find-links wheels --only-binary=:all: --require-hashes \\
+    --no-index --find-links wheels $tools $binary --require-hashes \\
     --break-system-packages --root-user-action=ignore --no-warn-script-location \\
     --disable-pip-version-check --no-cache-dir --progress-bar off -r requirements.txt
 fi
@@ -103,10 +117,16 @@ class EnvironmentBuilder:
             field = f"{self.where}.requirements"
             # Written by the host from the checked pins into staging: the user's file never
             # reaches a pip, here or in the build container.
-            _written, wheels = pip_download(
+            fetched = pip_download(
                 self.requirements, staging, apt.platform(), index=pip_index(), field=field
             )
+            wheels = [*fetched.wheels, *fetched.sdists]
             shutil.copyfile(apt.download(PIP_WHEEL_PACKAGE), staging / "pip.deb")
+            if fetched.sdists:
+                (staging / "tools").mkdir()
+                for package in BUILD_TOOL_PACKAGES:
+                    deb = apt.download(package)
+                    shutil.copyfile(deb, staging / "tools" / deb.name)
         (staging / "install.sh").write_text(_INSTALL)
         container = self._create()
         try:

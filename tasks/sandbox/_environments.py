@@ -44,7 +44,7 @@ log = logging.getLogger("bughunt.sandbox")
 
 REPOSITORY = "bughunt-env"
 """Repository part of every environment image tag."""
-BUILD_FORMAT = 2
+BUILD_FORMAT = 3
 """Version of the build steps (``_envbuild``, ``_fetch``); part of the hash, bumped when they change."""
 
 _DEBIAN_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")

@@ -27,6 +27,7 @@ from packaging.utils import canonicalize_name
 from bughunt.errors import InputError
 from tasks.sandbox._errors import SandboxImageError
 from tasks.sandbox._requirements import Pin, render
+from tasks.sandbox._sdist import fetch_sdist
 
 MIRROR = "http://deb.debian.org/debian"
 """Debian archive the packages come from (debootstrap's default, where the base came from)."""
@@ -273,24 +274,58 @@ def pip_index(environ: Mapping[str, str] = os.environ) -> str:
     return url
 
 
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """What the host fetched for an environment's requirements, all checked against the pins."""
+
+    requirements: Path
+    """The requirements file the host wrote from the pins (every pin, hashes included)."""
+    wheels: list[Path]
+    """Wheels pip downloaded."""
+    sdists: list[Path]
+    """Source distributions of pins without a wheel, to be built in the build container."""
+
+
 def pip_download(
     requirements: Requirements, work: Path, platform: Platform, *, index: str, field: str
-) -> tuple[Path, list[Path]]:
-    """The requirements file the host wrote and the wheels it names, fetched into ``work``.
+) -> Fetched:
+    """Every file the checked ``requirements`` pin, fetched into ``work/wheels``.
 
     pip is never handed the user's file: it gets one written here from the
-    checked pins, runs isolated from the host's pip configuration, with
+    pins, runs isolated from the host's pip configuration, with
     ``--only-binary=:all: --no-deps --require-hashes`` against ``index``, so
-    no package is built or run on the host (a project published only as
-    source is refused, never built). A pin with no wheel for ``platform``
-    (or no such project or version) or a file whose hash differs is an
-    :class:`InputError` naming the user's file, the pin's line and ``field``;
-    any other failure (the index unreachable) :class:`SandboxImageError`.
+    no package is built or run on the host. A pin with no wheel for
+    ``platform`` is looked up as a source distribution (:mod:`._sdist`):
+    fetched as a plain file when one of its hashes matches, for the build
+    container to build. A pin with neither (or no such project or version),
+    or a file whose hash differs, is an :class:`InputError` naming the user's
+    file, the pin's line and ``field``; any other failure (the index
+    unreachable) :class:`SandboxImageError`.
     """
     dest = work / "wheels"
     dest.mkdir(parents=True, exist_ok=True)
+    remaining, sdists = list(requirements.pins), list[Path]()
+    while remaining:
+        output = _pip(remaining, work / "pip-requirements.txt", dest, platform, index)
+        if output is None:
+            break
+        missing = _PIP_MISSING.search(output)
+        pin = _pin_named(requirements, missing[1]) if missing else None
+        if pin is None or pin not in remaining:
+            raise _pip_failure(output, requirements, platform, field=field)
+        sdist = fetch_sdist(pin, index, dest)
+        if sdist is None:
+            raise _pip_failure(output, requirements, platform, field=field)
+        sdists.append(sdist)
+        remaining.remove(pin)
     written = work / "requirements.txt"
     written.write_text(render(list(requirements.pins)))
+    return Fetched(written, sorted(dest.glob("*.whl")), sdists)
+
+
+def _pip(pins: list[Pin], file: Path, dest: Path, platform: Platform, index: str) -> str | None:
+    """Run ``pip download`` of ``pins`` (written to ``file``); None when it succeeded, else its output."""
+    file.write_text(render(pins))
     argv = [
         sys.executable,
         "-m",
@@ -310,14 +345,12 @@ def pip_download(
         "--dest",
         str(dest),
         "--requirement",
-        str(written),
+        str(file),
     ]
     done = subprocess.run(
         argv, capture_output=True, text=True, errors="replace", timeout=_TOOL_TIMEOUT_S, check=False
     )
-    if done.returncode != 0:
-        raise _pip_failure(done.stdout + done.stderr, requirements, platform, field=field)
-    return written, sorted(dest.glob("*.whl"))
+    return None if done.returncode == 0 else done.stdout + done.stderr
 
 
 def _pip_failure(
@@ -330,8 +363,8 @@ def _pip_failure(
         pin = _pin_named(requirements, missing[1])
         where = f"Python {platform.python}, manylinux {platform.machine}"
         return InputError(
-            f"no wheel of {missing[1]} for {where} on the index (no such project or version, "
-            "or only a source distribution, which is never built on the host)",
+            f"no wheel of {missing[1]} for {where} and no source distribution matching its "
+            "hashes on the index (no such project or version?)",
             file=file,
             line=pin.line if pin else None,
             field=field,

@@ -1,5 +1,6 @@
 """Nothing of a recipe runs on the host: requirements are pins only, pip gets the host's own file,
-nothing is built, the index is the operator's, and Debian names are exact package names.
+nothing is built on the host (a source-only package is fetched as bytes and built in the
+network-less build container), the index is the operator's, and Debian names are exact names.
 
 pip runs for real against a PEP 503 index served on 127.0.0.1 by this module;
 apt runs for real against the Debian archive, with a private configuration.
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment
+from tasks.sandbox import ensure_environment, run_once
 from tasks.sandbox._environments import environment_recipe
 from tasks.sandbox._errors import SandboxImageError
 from tasks.sandbox._fetch import (
@@ -214,9 +216,22 @@ def _wheel(name: str, version: str) -> bytes:
     return buffer.getvalue()
 
 
-def _sdist(name: str, version: str, marker: Path) -> bytes:
-    """A source distribution whose in-tree build backend writes ``marker`` when anything runs it."""
+def _sdist(name: str, version: str, files: dict[str, str]) -> bytes:
+    """A source distribution ``name-version.tar.gz`` of ``files`` (plus its PKG-INFO)."""
     top = f"{name}-{version}"
+    files = {**files, "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _hostile_backend(marker: Path) -> dict[str, str]:
+    """An in-tree build backend that writes ``marker`` as soon as anything imports it."""
     backend = (
         "from pathlib import Path\n"
         f"Path({str(marker)!r}).write_text('the build backend ran on the host')\n"
@@ -225,20 +240,25 @@ def _sdist(name: str, version: str, marker: Path) -> bytes:
         "def build_wheel(d, config_settings=None, metadata_directory=None):\n"
         "    raise SystemExit(1)\n"
     )
-    files = {
-        f"{top}/pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+    return {
+        "pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\n'
         'backend-path = ["."]\n',
-        f"{top}/backend.py": backend,
-        f"{top}/PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        "backend.py": backend,
     }
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
-        for path, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+
+
+def _setuptools_project(marker: Path) -> dict[str, str]:
+    """An old-style setuptools project whose setup.py writes ``marker`` wherever it runs."""
+    setup = (
+        "from pathlib import Path\n"
+        "from setuptools import setup\n"
+        "try:\n"
+        f"    Path({str(marker)!r}).write_text('setup.py ran here')\n"
+        "except OSError:\n"
+        "    pass  # in the build container the host's folder does not exist\n"
+        "setup(name='oldstyle', version='1.0', py_modules=['oldstyle'])\n"
+    )
+    return {"setup.py": setup, "oldstyle.py": "VALUE = 'built in the container'\n"}
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -248,15 +268,17 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
-    """A PEP 503 index on 127.0.0.1: ``ok`` as a wheel, ``srconly`` as an sdist only.
+    """A PEP 503 index on 127.0.0.1: ``ok`` as a wheel; ``srconly`` (a hostile in-tree backend)
+    and ``oldstyle`` (setuptools) as source distributions only.
 
-    Yields its URL, the file the sdist's backend would write, and each file's sha256.
+    Yields its URL, the file the sdists' code writes when it runs, and each file's sha256.
     """
     root = tmp_path / "index"
-    marker = tmp_path / "backend-ran"
+    marker = tmp_path / "package-code-ran"
     files = {
         "ok": ("ok-1.0-py3-none-any.whl", _wheel("ok", "1.0")),
-        "srconly": ("srconly-1.0.tar.gz", _sdist("srconly", "1.0", marker)),
+        "srconly": ("srconly-1.0.tar.gz", _sdist("srconly", "1.0", _hostile_backend(marker))),
+        "oldstyle": ("oldstyle-1.0.tar.gz", _sdist("oldstyle", "1.0", _setuptools_project(marker))),
     }
     digests: dict[str, str] = {}
     for project, (filename, data) in files.items():
@@ -291,27 +313,55 @@ def test_pip_gets_the_hosts_own_file_and_fetches_the_wheel(
     """The wheel is fetched against its hash; pip read a file the host wrote, not the user's."""
     url, _marker, digests = index
     user = _requirements(tmp_path, f"# mine\nOK==1.0 \\\n  --hash=sha256:{digests['ok']}\n")
-    written, wheels = pip_download(user, tmp_path / "work", PLATFORM, index=url, field="f")
-    assert [w.name for w in wheels] == ["ok-1.0-py3-none-any.whl"]
-    assert written != user.file
-    assert written.read_text() == f"ok==1.0 --hash=sha256:{digests['ok']}\n"
+    fetched = pip_download(user, tmp_path / "work", PLATFORM, index=url, field="f")
+    assert [w.name for w in fetched.wheels] == ["ok-1.0-py3-none-any.whl"]
+    assert fetched.sdists == [] and fetched.requirements != user.file
+    assert fetched.requirements.read_text() == f"ok==1.0 --hash=sha256:{digests['ok']}\n"
 
 
-def test_a_package_published_only_as_source_is_refused_and_never_built_on_the_host(
+def test_a_source_only_package_is_fetched_as_a_file_and_nothing_of_it_runs_on_the_host(
     tmp_path: Path, index: tuple[str, Path, dict[str, str]]
 ) -> None:
-    """An sdist-only pin is bad input naming file:line; its build backend never runs."""
+    """An sdist-only pin comes as bytes matching its hash, for the build container; its build
+    backend never runs on the host; the written file still pins every requirement."""
     url, marker, digests = index
     user = _requirements(
         tmp_path,
         f"ok==1.0 --hash=sha256:{digests['ok']}\nsrconly==1.0 --hash=sha256:{digests['srconly']}\n",
     )
+    fetched = pip_download(user, tmp_path / "work", PLATFORM, index=url, field="agents[0].x")
+    assert [p.name for p in fetched.sdists] == ["srconly-1.0.tar.gz"]
+    assert hashlib.sha256(fetched.sdists[0].read_bytes()).hexdigest() == digests["srconly"]
+    assert [w.name for w in fetched.wheels] == ["ok-1.0-py3-none-any.whl"]
+    assert fetched.requirements.read_text().splitlines()[1].startswith("srconly==1.0 --hash=")
+    assert not marker.exists()
+
+
+def test_a_source_distribution_with_another_hash_is_refused_at_its_line(
+    tmp_path: Path, index: tuple[str, Path, dict[str, str]]
+) -> None:
+    """No wheel, and no sdist whose bytes match a pinned hash: bad input at the pin's line."""
+    url, marker, digests = index
+    user = _requirements(
+        tmp_path, f"ok==1.0 --hash=sha256:{digests['ok']}\nsrconly==1.0 --hash=sha256:{H}\n"
+    )
     with pytest.raises(InputError) as caught:
         pip_download(user, tmp_path / "work", PLATFORM, index=url, field="agents[0].x")
     err = caught.value
     assert (err.file, err.line, err.field) == (str(user.file), 2, "agents[0].x")
-    assert "no wheel of srconly==1.0" in err.message and "never built" in err.message
+    assert "no wheel of srconly==1.0" in err.message and "no source distribution" in err.message
     assert not marker.exists()
+
+
+def test_a_project_the_index_does_not_have_is_refused_at_its_line(
+    tmp_path: Path, index: tuple[str, Path, dict[str, str]]
+) -> None:
+    """A pin of a project the index has never heard of: bad input at its line."""
+    url, _marker, _digests = index
+    user = _requirements(tmp_path, f"# x\nnothere==1.0 --hash=sha256:{H}\n")
+    with pytest.raises(InputError) as caught:
+        pip_download(user, tmp_path / "work", PLATFORM, index=url, field="f")
+    assert caught.value.line == 2
 
 
 def test_a_wrong_hash_names_the_pins_line(
@@ -323,6 +373,44 @@ def test_a_wrong_hash_names_the_pins_line(
     with pytest.raises(InputError) as caught:
         pip_download(user, tmp_path / "work", PLATFORM, index=url, field="f")
     assert caught.value.line == 3 and "hashes" in caught.value.message
+
+
+@pytest.mark.docker
+def test_a_source_only_package_is_built_in_the_build_container_only(
+    tmp_path: Path,
+    index: tuple[str, Path, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    docker_client: Any,
+    sandbox_image: str,
+    run_id: str,
+) -> None:
+    """An old setuptools project published only as source: built into the environment image in
+    the network-less build container; its setup.py never runs on the host."""
+    url, marker, digests = index
+    monkeypatch.setenv(PIP_INDEX_ENV, url)
+    folder = tmp_path / "corpus" / "env"
+    folder.mkdir(parents=True)
+    (folder / "requirements.txt").write_text(f"oldstyle==1.0 --hash=sha256:{digests['oldstyle']}\n")
+    made = ensure_environment(
+        AgentEnvironment(requirements="env/requirements.txt"),
+        corpus_root=tmp_path / "corpus",
+        client=docker_client,
+        base=sandbox_image,
+        agent="old",
+        labels={"bughunt.test": "requirements"},
+    )
+    try:
+        assert made.built and not marker.exists()
+        result = run_once(
+            ["python3", "-c", "import oldstyle; print(oldstyle.VALUE)"],
+            run_id=run_id,
+            image=made.tag,
+            client=docker_client,
+        )
+        assert result.exit_code == 0, result.output
+        assert result.output.strip() == "built in the container"
+    finally:
+        docker_client.images.remove(made.tag, force=True)
 
 
 # --- Debian names, against the archive -----------------------------------------------------
