@@ -34,6 +34,8 @@ from corpus._operator import HOST_UPSTREAMS_ENV, OperatorPolicy, operator_policy
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Names every resolver (or a container's /etc/hosts) maps to a loopback address.
 _LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+# Names engines and their desktop builds give the host itself, inside containers.
+_HOST_NAMES = ("host.docker.internal", "gateway.docker.internal", "host.containers.internal")
 _NETWORK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
@@ -87,11 +89,14 @@ def on_host(host: str) -> str | None:
 
     Loopback, unspecified and link-local addresses in every spelling the
     C library's resolver accepts (``127.1``, ``2130706433``, ``0x7f.1``,
-    ``[::ffff:127.0.0.1]``), and the names that mean loopback.
+    ``[::ffff:127.0.0.1]``), the names that mean loopback, and the names
+    engines give the host (``host.docker.internal``).
     """
     name = host.strip("[]").lower().rstrip(".")
     if name in _LOOPBACK_NAMES or name.endswith(".localhost"):
         return "a loopback name"
+    if name in _HOST_NAMES:
+        return "a name the engine gives the host"
     address = _address(name)
     if address is None:
         return None

@@ -109,6 +109,13 @@ def _network(table: str) -> str:
         ('model = "http://db.localhost:8000/v1"', "agents[0].network.model"),
         ('model = "http://0.0.0.0:8000/v1"', "agents[0].network.model"),
         ('model = "http://169.254.169.254/latest"', "agents[0].network.model"),
+        ('model = "http://[fe80::1%25eth0]:80/v1"', "agents[0].network.model"),
+        ('model = "http://0:8000/v1"', "agents[0].network.model"),
+        ('model = "http://host.docker.internal:11434/v1"', "agents[0].network.model"),
+        (
+            'model = "https://api.example.org/v1"\nallow = ["0x7f.1:6379"]',
+            "agents[0].network.allow[0]",
+        ),
         (
             'model = "https://api.example.org/v1"\nallow = ["pypi.org:443", "127.0.0.1:5432"]',
             "agents[0].network.allow[1]",
