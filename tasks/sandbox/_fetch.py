@@ -5,9 +5,13 @@ private apt configuration (its own sources list, lists, cache and state, and
 none of the host's ``apt.conf.d`` hooks or pins): the names are checked first
 against an empty status, then the closure is resolved against the base
 image's own ``dpkg`` status, so exactly the packages missing from the base
-are downloaded. Python wheels come from the package index through the host's
-pip, for the base's Python and platform, every file checked against the
-requirements' hashes. Nothing here starts a container.
+are downloaded; a name is used only when it is a package's exact name.
+Python wheels come from the operator's package index through pip run
+isolated, for the base's Python and platform, from a requirements file the
+host writes from the checked pins (never the user's), wheels only, every
+file checked against its hash; a pin with no wheel comes as its source
+distribution's bytes (``_sdist``), built later in the build container.
+Nothing here builds or runs a package, or starts a container.
 """
 
 from __future__ import annotations
