@@ -45,6 +45,8 @@ from dataclasses import dataclass
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.MULTILINE)
 _HEADER_SCOPED = (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_Owner = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -75,16 +77,21 @@ def _has(nodes: Sequence[ast.AST], kinds: tuple[type[ast.AST], ...]) -> bool:
     return any(isinstance(n, kinds) for node in nodes for n in ast.walk(node))
 
 
-def _scope_declares_global(body: Sequence[ast.stmt]) -> bool:
-    """A ``global`` or ``nonlocal`` in this scope itself, not in the functions or classes inside."""
+def _scope_has(body: Sequence[ast.stmt], kinds: tuple[type[ast.AST], ...]) -> bool:
+    """Whether this scope itself has a node of ``kinds``, not counting the scopes inside it."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Global | ast.Nonlocal):
+        if isinstance(node, kinds):
             return True
         if not isinstance(node, _SCOPES):
             todo.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _scope_declares_global(body: Sequence[ast.stmt]) -> bool:
+    """A ``global`` or ``nonlocal`` in this scope itself, not in the functions or classes inside."""
+    return _scope_has(body, (ast.Global, ast.Nonlocal))
 
 
 class Checker:
@@ -106,11 +113,24 @@ class Checker:
     # --- building units ---------------------------------------------------------
 
     def body_units(
-        self, body: Sequence[ast.stmt], owner: ast.ClassDef | None, around: Unit | None
+        self, body: Sequence[ast.stmt], owner: _Owner, around: Unit | None
     ) -> list[Unit | None]:
-        """The unit of each statement of a module (``owner`` None) or class body."""
+        """The unit of each statement of a module (``owner`` None), class or function body."""
         if self.whole_only or _scope_declares_global(body):
             return [around] * len(body)
+        if isinstance(owner, _FUNCTIONS) and _has([owner], (ast.Nonlocal,)):
+            return [around] * len(body)
+        # In a class or function, a statement is compiled in a block of the same kind: async or
+        # not, a generator or not (an async generator may not return a value).
+        if owner is None:
+            opener = b""
+        elif isinstance(owner, ast.ClassDef):
+            opener = b"class _:\n"
+        else:
+            opener = (
+                b"async def _():\n" if isinstance(owner, ast.AsyncFunctionDef) else b"def _():\n"
+            )
+        generator = owner is not None and _scope_has(owner.body, (ast.Yield, ast.YieldFrom))
         units: list[Unit | None] = []
         group: list[ast.stmt] = []
         for i, stmt in enumerate(body):
@@ -118,22 +138,28 @@ class Checker:
             nxt = body[i + 1] if i + 1 < len(body) else None
             if nxt is not None and _first_line(nxt) <= (stmt.end_lineno or stmt.lineno):
                 continue
-            units += [self._group_unit(group, owner, around)] * len(group)
+            units += [self._group_unit(group, (opener, generator), around)] * len(group)
             group = []
         return units
 
     def _group_unit(
-        self, group: Sequence[ast.stmt], owner: ast.ClassDef | None, around: Unit | None
+        self, group: Sequence[ast.stmt], block: tuple[bytes, bool], around: Unit | None
     ) -> Unit | None:
+        """The unit of statements sharing lines, compiled after ``block`` (opener, generator)."""
+        opener, generator = block
         first, last = _first_line(group[0]), group[-1].end_lineno or group[-1].lineno
         start, end = self._whole_lines(first, last)
         if not _decorated(group[0]) and self.data[start : self.at(group[0])].strip():
-            return around  # on the ``class`` line
-        if owner is None:
+            return around  # on the ``class`` or ``def`` line
+        if not opener:
             return Unit(start, end, b"", around)
         if _has(group, (ast.Nonlocal,)):
             return around
-        return Unit(start, end, b"class _:\n", around)
+        # ``pass`` keeps the block whole when the edit removes the statement.
+        lines = self.data[start:end]
+        indent = self.data[start : start + len(lines) - len(lines.lstrip(b" \t\f"))]
+        stub = opener + indent + b"pass\n" + (indent + b"yield\n" if generator else b"")
+        return Unit(start, end, stub, around)
 
     def function_unit(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, around: Unit | None

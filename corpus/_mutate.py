@@ -508,7 +508,7 @@ class _Walker:
             self.block(node.body, self.checker.body_units(node.body, node, around))
         else:
             self.unit = self.checker.function_unit(node, around)
-            self.block(node.body)
+            self.block(node.body, self.checker.body_units(node.body, node, self.unit))
         self.unit = around
         self.scope.pop()
         self.bound.pop()

@@ -71,6 +71,9 @@ BLOCKS = [
     "            nonlocal level\n            level += 1\n            return level > 2\n\n"
     "    return Inner\n",
     "if len(__name__) > 3:\n    assert (yield)\n",
+    "class Registry:\n    items = []\n    items.append(1)\n    assert items\n",
+    "async def ticker(n, log):\n    assert n > 0\n    log.append(n)\n    yield n - 1\n",
+    "def collect(xs, out):\n    out.append(xs[0])\n    assert xs\n    return out[-1]\n",
 ]
 """Top-level statements whose mutants compile or not by what else is in the file."""
 HEADERS = ["", "from __future__ import annotations\n", "# -*- coding: latin-1 -*-\n"]
