@@ -58,11 +58,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from docker.errors import APIError
+from docker.errors import APIError, NotFound
 from docker.types import LogConfig
 
 from bughunt.models import AgentEnvironment, AgentNetwork, AgentVersion
 from bughunt.ownership import Owner
+from corpus import check_upstream_network
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
 from tasks.sandbox._environments import announce, ensure_environment
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
@@ -281,6 +282,7 @@ class Gateway:
         built first when missing; its failure removes the folder and raises.
         """
         _check_local_engine(self._client)
+        self._check_network()
         if self.network.allow:
             try:
                 self._image = gateway_image(
@@ -332,6 +334,22 @@ class Gateway:
             ) from exc
         self._wait_ready()
         log.info("gateway of agent %s up (%s)", self.agent.name, self._container.short_id)
+
+    def _check_network(self) -> None:
+        """Refuse (InputError, folder removed) a network on which the model or an allowed host
+        is the host itself; the corpus's check saw names only, this sees the engine's network."""
+        name = self.network.upstream_network or "bridge"
+        try:
+            attrs = self._client.api.inspect_network(name)
+            check_upstream_network(self.agent, attrs, at=f"agents[{self.agent.name}]")
+        except NotFound as exc:
+            self.close()
+            raise GatewayError(
+                f"agent {self.agent.name}: network.upstream_network {name!r} does not exist"
+            ) from exc
+        except BaseException:
+            self.close()
+            raise
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + _READY_S

@@ -8,6 +8,7 @@ own container still reaching its socket is shown by ``test_gateway.py``.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
 from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
@@ -100,3 +102,31 @@ def test_no_other_user_of_the_host_reaches_the_gateways_sockets(
         assert gateway.folder.stat().st_mode & 0o007 == 0
         assert all(path.stat().st_mode & 0o007 == 0 for path in sockets)
         assert gateway.stats()["requests"] == 0  # and the gateway still answers its host
+
+
+def test_a_model_at_the_hosts_address_on_the_gateways_network_is_refused(
+    docker_client: Any, run_id: str, network: str
+) -> None:
+    """The host's own address on the gateway's network (its gateway IP) is refused before any
+    container starts, naming the field; the gateway's folder is removed."""
+    attrs = docker_client.api.inspect_network(network)
+    host = attrs["IPAM"]["Config"][0].get("Gateway") or str(
+        next(ipaddress.ip_network(attrs["IPAM"]["Config"][0]["Subnet"]).hosts())
+    )
+    agent = AgentVersion(
+        name="llm",
+        family="f",
+        mode=AgentMode.COMMAND,
+        command=["true"],
+        path="/nowhere",
+        network=AgentNetwork(model=f"http://{host}:8000/v1", upstream_network=network),
+    )
+    assert agent.network is not None
+    gateway = Gateway(
+        run_id=run_id, agent=agent, network=agent.network, key=None, client=docker_client
+    )
+    with pytest.raises(InputError) as caught:
+        gateway.start()
+    assert caught.value.field == "agents[llm].network.model", caught.value
+    assert not gateway.folder.exists()
+    assert not docker_client.api.containers(all=True, filters={"label": f"bughunt.run_id={run_id}"})
