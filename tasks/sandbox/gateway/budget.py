@@ -38,6 +38,9 @@ DEFAULT_ANSWER_TOKENS = 4096
 """Answer tokens reserved for a request that names no limit of its own."""
 PROMPT_BYTES_PER_TOKEN = 4
 """Body bytes counted as one prompt token when reserving (and when the upstream reports none)."""
+REWRITE_MARGIN = 64
+"""Bytes a rewritten body may grow by (``stream_options`` and an answer limit added), counted
+in its prompt estimate: an upstream that counts the bytes it gets must not find more."""
 ANSWER_LIMITS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 """Request fields that bound the answer's tokens, in the order they are read."""
 
@@ -62,8 +65,9 @@ class Reservation:
 
 
 def prompt_estimate(body: bytes) -> int:
-    """Prompt tokens reserved for a request body: one per :data:`PROMPT_BYTES_PER_TOKEN` bytes."""
-    return math.ceil(len(body) / PROMPT_BYTES_PER_TOKEN)
+    """Prompt tokens reserved for a request body: one per :data:`PROMPT_BYTES_PER_TOKEN` bytes,
+    room for what :func:`prepared` may add included."""
+    return math.ceil((len(body) + REWRITE_MARGIN) / PROMPT_BYTES_PER_TOKEN)
 
 
 def answer_limit(doc: dict[str, Any] | None) -> int | None:
@@ -102,6 +106,11 @@ def prepared(doc: dict[str, Any], limit: int | None) -> bool:
             doc[name] = limit
         changed = True
     return changed
+
+
+def encoded(doc: dict[str, Any]) -> bytes:
+    """A rewritten body, compact: never longer than the client's encoding plus what was added."""
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def json_object(body: bytes) -> dict[str, Any] | None:

@@ -53,6 +53,7 @@ try:  # on the host (tests) the package; in the container the file shipped besid
         Reservation,
         answer_limit,
         counted_usage,
+        encoded,
         is_completion,
         json_object,
         prepared,
@@ -66,6 +67,7 @@ except ImportError:  # pragma: no cover - the container's layout
         Reservation,
         answer_limit,
         counted_usage,
+        encoded,
         is_completion,
         json_object,
         prepared,
@@ -402,7 +404,7 @@ class _ModelHandler(BaseHTTPRequestHandler):
             self._refuse(429, "budget_exceeded", f"the run's budget is spent ({held})")
             return
         if doc is not None and prepared(doc, held.limit):
-            body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
+            body = encoded(doc)
         request = _InFlight(held, entry)
         if not self.gateway.in_flight(self.execution, request):
             self.gateway.budget.settle(held, 0, 0)  # never sent

@@ -182,7 +182,9 @@ def test_requests_in_flight_together_stay_within_max_tokens(
     stats = gateway.budget.stats()
     assert len(results) == 10 and 200 in results and 429 in results, results
     assert stats["tokens"] <= 300, stats
-    assert stats["tokens"] == results.count(200) * (PROMPT_TOKENS + 50)
+    # Each answered request used at most its worst case; the last may have had its limit lowered.
+    assert stats["tokens"] <= results.count(200) * (PROMPT_TOKENS + 50)
+    assert all(body["max_tokens"] <= 50 for body in upstream.bodies)
     assert stats["held_tokens"] == 0
 
 
@@ -329,3 +331,15 @@ def test_the_shipped_gateway_runs_on_the_standard_library_alone(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[secret:API_KEY]"
+
+
+def test_max_cost_holds_the_worst_case_cost_of_requests_in_flight() -> None:
+    """Cost is reserved like tokens: a lowered answer limit that fits, then nothing while held."""
+    budget = Budget({"max_cost": 0.001, "price_in": 1.0, "price_out": 10.0})
+    first = budget.reserve(100, 1000, can_limit=True)
+    assert not isinstance(first, str)
+    assert first.limit == 90 and first.cost == pytest.approx(0.001)
+    assert isinstance(budget.reserve(1, 1, can_limit=True), str)
+    budget.settle(first, 100, 20)
+    assert budget.stats()["cost"] == pytest.approx((100 + 200) / 1e6)
+    assert not isinstance(budget.reserve(1, 1), str)
