@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from bughunt.errors import InputError
+from bughunt.safeio import read_input
 
 Workspace = Path | Mapping[str, bytes | str]
 """A folder on the host, or a mapping of relative POSIX paths to file contents."""
@@ -127,8 +128,10 @@ def _pack_folder(tar: tarfile.TarFile, root: Path, max_bytes: int) -> int:
                 if total > max_bytes:
                     return total
                 mode = 0o755 if info.st_mode & 0o111 else 0o644
-                with path.open("rb") as handle:
-                    tar.addfile(_entry(rel, tarfile.REGTYPE, mode, info.st_size), handle)
+                # Read from a descriptor checked to be a regular file: a swap for a FIFO or a
+                # link after the lstat above is refused, never waited on or followed.
+                data = read_input(path, limit=info.st_size, what="a workspace file", follow=False)
+                tar.addfile(_entry(rel, tarfile.REGTYPE, mode, len(data)), io.BytesIO(data))
             else:
                 raise InputError("not a regular file, folder or symlink", file=rel)
     return total
