@@ -100,8 +100,6 @@ def on_host(host: str) -> str | None:
     address = _address(name)
     if address is None:
         return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
     if address.is_loopback:
         return "a loopback address"
     if address.is_unspecified:
@@ -185,11 +183,15 @@ def _on_host(agent: str, what: str, why: str, file: str | None, field: str) -> I
 
 
 def _address(host: str) -> _Address | None:
-    """``host`` as the address the resolver reads it as, or None for a DNS name."""
+    """``host`` as the address the resolver reads it as (an IPv4-mapped IPv6 address as the
+    IPv4 one), or None for a DNS name."""
     try:
-        return ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host)
     except ValueError:
         pass
+    else:
+        mapped = getattr(address, "ipv4_mapped", None)
+        return mapped if mapped is not None else address
     # inet_aton's forms: 127.1, 2130706433, 0x7f.0.0.1, 0177.0.0.1.
     if re.fullmatch(r"[0-9a-fA-FxX.]+", host) and host[0].isdigit():
         try:

@@ -208,6 +208,10 @@ def test_the_engines_host_network_and_gateway_address_are_refused() -> None:
     with pytest.raises(InputError, match="gateway") as caught:
         check_upstream_network(at_gateway, bridge, at="agents[2]", policy=policy)
     assert caught.value.field == "agents[2].network.model"
+    mapped = _agent(AgentNetwork(model="http://model:8000/v1", allow=[f"[::ffff:{gateway}]:5432"]))
+    with pytest.raises(InputError, match="gateway") as caught:
+        check_upstream_network(mapped, bridge, at="agents[2]", policy=policy)
+    assert caught.value.field == "agents[2].network.allow[0]"
     check_upstream_network(plain, bridge, at="agents[2]", policy=policy)
     allowed = operator_policy({HOST_UPSTREAMS_ENV: "1"})
     check_upstream_network(at_gateway, bridge, at="agents[2]", policy=allowed)
