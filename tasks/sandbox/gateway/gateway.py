@@ -397,7 +397,8 @@ class _ModelHandler(BaseHTTPRequestHandler):
         prompt = prompt_estimate(body)
         # A request with no body (GET /models) produces no answer tokens worth holding.
         wanted = answer_limit(doc) if body else 0
-        held = self.gateway.budget.reserve(prompt, wanted, can_limit=is_completion(doc))
+        lowerable = is_completion(doc) or answer_limit(doc) is not None
+        held = self.gateway.budget.reserve(prompt, wanted, can_limit=lowerable)
         if isinstance(held, str):
             entry["refused"] = f"budget: {held}"
             entry["status"] = 429

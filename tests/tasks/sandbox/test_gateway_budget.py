@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from tasks.sandbox._gateway import gateway_files
-from tasks.sandbox.gateway.budget import DEFAULT_ANSWER_TOKENS, Budget, counted_usage
+from tasks.sandbox.gateway.budget import DEFAULT_ANSWER_TOKENS, Budget, counted_usage, prepared
 from tasks.sandbox.gateway.gateway import REFUSED_LOGGED, Gateway
 
 PROMPT_TOKENS = 10
@@ -343,3 +343,15 @@ def test_max_cost_holds_the_worst_case_cost_of_requests_in_flight() -> None:
     budget.settle(first, 100, 20)
     assert budget.stats()["cost"] == pytest.approx((100 + 200) / 1e6)
     assert not isinstance(budget.reserve(1, 1), str)
+
+
+def test_only_the_fields_a_request_has_are_lowered_and_streams_ask_for_usage() -> None:
+    """A Responses API limit is lowered in place; ``max_tokens`` is added to completions only."""
+    responses: dict[str, Any] = {"input": "x", "max_output_tokens": 500, "stream": True}
+    assert prepared(responses, 90)
+    assert responses == {"input": "x", "max_output_tokens": 90, "stream": True}
+    chat = _chat(stream=True, stream_options={"include_usage": False})
+    assert prepared(chat, 7)
+    assert chat["max_tokens"] == 7 and chat["stream_options"] == {"include_usage": True}
+    plain = _chat()
+    assert not prepared(plain, None) and "max_tokens" not in plain
