@@ -2,35 +2,39 @@
 
 Compiling each mutated file whole made proposing mutants quadratic in a file's
 length (2,000 lines: two minutes). A mutant differs from its clean file inside
-one *unit*: the innermost function around the edit or, outside functions, the
-statement of a module or class body that holds it. Whether the mutated unit
-compiles does not depend on the rest of a file that compiles, except through
-the channels below; a unit open to one is replaced by the unit around it, and
-at the top by the whole file, so the mutants kept are exactly those whose whole
-mutated file compiles:
+one *unit*: the statement of a module, class or function body that holds the
+edit (statements sharing a line, ``x = 1; y = 2``, together). Whether the
+mutated unit compiles does not depend on the rest of a file that compiles,
+except through the channels below; a unit open to one is replaced by the unit
+around it (a function's body by the whole function, and so on up to the whole
+file), so the mutants kept are exactly those whose whole mutated file compiles:
 
+- what block a statement is in: a class body or a function of the same kind
+  (async or not, a generator or not: an async generator may not return a
+  value) is opened before it;
 - ``from __future__`` imports change how the file is parsed and compiled:
   their text precedes every unit;
-- a ``global`` in a module or class scope makes an earlier use of the name in
-  that scope an error: such a scope's statements are checked with the unit
-  around the scope (the whole file for the module);
-- a ``nonlocal`` names a binding of a function around it: a class statement or
+- a ``global`` or ``nonlocal`` makes an earlier use of the name in its scope an
+  error: a scope that declares one is checked whole, with the unit around it
+  (the whole file for the module);
+- a ``nonlocal`` names a binding of a function around it: a statement or
   function holding one is checked with the unit around it;
 - a function's decorators, defaults and annotations run in the scope around
-  it, where ``yield``, ``await`` and ``:=`` mean something else: a function
-  whose header has one is checked with the unit around it;
-- statements sharing a line (``x = 1; y = 2``) are one unit, and a class-body
-  statement on the ``class`` line is checked with the class;
+  it, where ``yield``, ``await`` and ``:=`` mean something else: the body of a
+  function whose header has one is checked with the unit around the function;
+- a statement on the ``class`` or ``def`` line is checked with what is around;
 - a file that does not compile as it is, or declares a coding other than
   UTF-8, has each mutant compiled whole.
 
 A unit is compiled as it stands, same lines and indentation, after a stub that
 opens a block at column 0 (``if 1:`` before an indented function, ``class _:``
-before a class-body statement), so no byte of the unit changes. Each unit is
-compiled clean once before it decides anything; one that fails (by the rules
-above it cannot) gives way to the unit around it. The compiler's recursion
-limit counts nesting, of which a unit has a level or two less than its file: a
-unit that hits it is decided by the whole file.
+and ``pass`` before a class-body statement, ``def _():`` and ``pass`` before a
+function-body one, ``pass`` so that the block stays whole when the edit removes
+the statement), so no byte of the unit changes. Each unit is compiled clean
+once before it decides anything; one that fails (by the rules above it cannot)
+gives way to the unit around it. The compiler's recursion limit counts
+nesting, of which a unit has a level or two less than its file: a unit that
+hits it is decided by the whole file.
 """
 
 from __future__ import annotations
