@@ -2,6 +2,9 @@
 
 Pure: source bytes in, :class:`Mutant` values out; nothing runs the target's
 suite here (keeping only the mutants the suite kills is the sandbox's job).
+A mutant is kept when its mutated file compiles, which is decided on the
+statement around the edit (``corpus._locality``), and its patch is diffed from
+the edited lines: proposing costs time linear in a file's length.
 
 Each operator finds a node with :mod:`ast` and edits the source bytes at that
 node's positions, so only the line(s) the mutation needs change; the patch is
