@@ -147,6 +147,10 @@ def user_errors() -> Iterator[None]:
         fail(f"{exc.filename}: cannot read or write: {exc.strerror or exc}")
 
 
+INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+
 class OneLineErrors(typer.core.TyperGroup):
     """The root command group: a usage error (bad option, value or argument) is one line.
 
@@ -194,6 +198,10 @@ class OneLineErrors(typer.core.TyperGroup):
         except typer.Abort:
             typer.echo("aborted", err=True)
             sys.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C before or after the command ran
+            code = INTERRUPTED
+        if code == INTERRUPTED:  # Typer's answer to Ctrl-C in a command: the code, no word
+            typer.echo("interrupted", err=True)
         sys.exit(code if isinstance(code, int) else 0)
 
 

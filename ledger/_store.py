@@ -12,13 +12,16 @@ methods that write or read rows, so ``bughunt sql`` does not pay for them.
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import duckdb
 from tenacity import (
@@ -28,7 +31,13 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from bughunt.errors import LedgerFileError, LedgerLockedError, ReadOnlyQueryError, TerminalError
+from bughunt.errors import (
+    InputError,
+    LedgerFileError,
+    LedgerLockedError,
+    ReadOnlyQueryError,
+    TerminalError,
+)
 from bughunt.safeio import special_file
 from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
 from ledger._migrate import check_version, current_version, known_migrations, migrate
@@ -39,6 +48,7 @@ if TYPE_CHECKING:
     from bughunt.models import Row
 
 R = TypeVar("R", bound="Row")
+T = TypeVar("T")
 
 DEFAULT_PATH = ".bughunt/ledger.duckdb"
 DEFAULT_LOCK_TIMEOUT_S = 120.0
@@ -97,6 +107,28 @@ def _signature(path: Path) -> _Signature | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+LOCK_TIMEOUT_VAR = "BUGHUNT_LOCK_TIMEOUT"
+
+
+def lock_timeout(given: float | None = None) -> float:
+    """How long to wait for another process's lock: ``given``, else ``BUGHUNT_LOCK_TIMEOUT``,
+    else :data:`DEFAULT_LOCK_TIMEOUT_S`. Anything but a finite number of seconds, 0 or more
+    (``nan`` would wait forever, a negative value never), raises :class:`InputError` naming
+    the variable."""
+    text = os.environ.get(LOCK_TIMEOUT_VAR) if given is None else str(given)
+    if not text:
+        return DEFAULT_LOCK_TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InputError(
+            f"give a number of seconds, 0 or more, like 120 (got {text!r})", field=LOCK_TIMEOUT_VAR
+        )
+    return seconds
+
+
 def _is_lock_error(exc: BaseException) -> bool:
     text = str(exc)
     return isinstance(exc, duckdb.IOException) and ("lock" in text.lower() or "Conflicting" in text)
@@ -109,14 +141,7 @@ class Ledger:
         self, path: str | os.PathLike[str] | None = None, *, lock_timeout_s: float | None = None
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
-        env_timeout = os.environ.get("BUGHUNT_LOCK_TIMEOUT")
-        self.lock_timeout_s = (
-            lock_timeout_s
-            if lock_timeout_s is not None
-            else float(env_timeout)
-            if env_timeout
-            else DEFAULT_LOCK_TIMEOUT_S
-        )
+        self.lock_timeout_s = lock_timeout(lock_timeout_s)
         self._schemas: dict[str, pa.Schema] = {}
 
     # --- connections -------------------------------------------------------
@@ -373,25 +398,41 @@ class Ledger:
 
         return arrow_to_rows(model, self.query_arrow(sql, params))
 
-    def user_query(self, sql: str) -> list[dict[str, Any]]:
+    def user_query(
+        self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None
+    ) -> list[dict[str, Any]]:
         """Run a statement typed by a user (``bughunt sql``): read-only, or refused.
 
         Refused before running: anything but SELECT / EXPLAIN / PRAGMA, and
         more than one statement. The connection is read-only with external
         access off, so even a SELECT cannot write files or attach databases.
         The rows come back as Python values straight from DuckDB (no Arrow:
-        the command stays light).
+        the command stays light). At most ``max_rows + 1`` rows are fetched
+        (one more than asked tells the caller there are more); a query still
+        running after ``timeout_s`` is stopped and raises
+        :class:`ReadOnlyQueryError` saying so. Ctrl-C stops it too
+        (``KeyboardInterrupt``): the query runs in a thread, so the main thread
+        is free to hear the signal and interrupt DuckDB.
         """
         _check_read_only(sql)
         with self.reader() as con:
-            try:
-                relation = con.sql(sql)
-                if relation is None:  # a PRAGMA that returns nothing
+
+            def run() -> list[dict[str, Any]]:
+                con.execute(sql)
+                if con.description is None:  # a PRAGMA that returns nothing
                     return []
-                columns = relation.columns
-                return [dict(zip(columns, row, strict=True)) for row in relation.fetchall()]
+                columns = [d[0] for d in con.description]
+                found = con.fetchall() if max_rows is None else con.fetchmany(max_rows + 1)
+                return [dict(zip(columns, row, strict=True)) for row in found]
+
+            try:
+                return _interruptible(con, run, timeout_s)
+            except duckdb.InterruptException as exc:
+                raise ReadOnlyQueryError(
+                    f"stopped: the query ran longer than {timeout_s:g} s (raise --timeout)"
+                ) from exc
             except duckdb.Error as exc:
-                raise ReadOnlyQueryError(str(exc)) from exc
+                raise ReadOnlyQueryError(_first_line(str(exc))) from exc
 
     @contextmanager
     def user_batches(self, sql: str, batch_rows: int = 100_000) -> Iterator[pa.RecordBatchReader]:
@@ -412,6 +453,61 @@ class Ledger:
             "WHERE table_schema = 'main' ORDER BY table_name"
         )
         return [str(r["table_name"]) for r in rows]
+
+
+def _first_line(text: str) -> str:
+    """DuckDB's message without the query it quotes on the lines below."""
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _interruptible(
+    con: duckdb.DuckDBPyConnection, work: Callable[[], T], timeout_s: float | None
+) -> T:
+    """``work()`` on ``con`` in a thread, interrupted after ``timeout_s`` or on Ctrl-C.
+
+    DuckDB runs a query without returning to Python, so neither a timer in
+    this thread nor Python's SIGINT handler would get a turn: the main thread
+    waits in short steps instead, and calls ``con.interrupt()`` (which makes
+    the query raise ``duckdb.InterruptException``) when the time is up; on
+    Ctrl-C it interrupts the query and raises ``KeyboardInterrupt`` again.
+    """
+    done: dict[str, Any] = {}
+    # Completion is an Event, not Thread.join/is_alive: a join that Ctrl-C interrupts leaves
+    # is_alive() False while the thread still runs (CPython 3.11).
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            done["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread
+            done["error"] = exc
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=target, name="bughunt-user-query", daemon=True)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    thread.start()
+    try:
+        while not finished.wait(0.05):
+            if deadline is not None and time.monotonic() >= deadline:
+                _stop(con, finished)
+    except KeyboardInterrupt:
+        _stop(con, finished)
+        raise
+    if "error" in done:
+        raise done["error"]
+    return cast(T, done["value"])
+
+
+def _stop(con: duckdb.DuckDBPyConnection, finished: threading.Event) -> None:
+    """Interrupt ``con`` until its query's thread has ``finished`` (an interrupt that comes
+    before the query starts, or between two of its calls, is lost)."""
+    while not finished.is_set():
+        try:
+            con.interrupt()
+            finished.wait(0.05)
+        except KeyboardInterrupt:  # Ctrl-C again: it is being stopped
+            continue
 
 
 def _check_read_only(sql: str) -> None:

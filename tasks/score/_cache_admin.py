@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bughunt.errors import InputError
 from bughunt.models import (
     CacheInvalidation,
     JudgeCacheAdoption,
@@ -73,7 +74,15 @@ def invalidation(
     now: datetime | None = None,
 ) -> JudgeCacheInvalidation:
     """The row that stops the cache reusing answers of ``judge`` and ``model`` (each ``None``:
-    all) recorded before ``now`` less ``older_than`` (``clear``: nothing less)."""
+    all) recorded before ``now`` less ``older_than`` (``clear``: nothing less). An empty or
+    blank name raises :class:`InputError` naming its option."""
+    for field, value in (("--judge", judge), ("--model", model)):
+        if value is not None and not value.strip():
+            # An empty name is not "every one": omitting the option says that.
+            raise InputError(
+                f"give a name (got {value!r}); leave the option out to mean every one",
+                field=field,
+            )
     at = now if now is not None else utcnow()
     return JudgeCacheInvalidation(
         kind=kind,
