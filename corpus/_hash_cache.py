@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -37,6 +36,7 @@ from typing import Any
 
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, hash_tree
+from bughunt.outfile import write_output
 from bughunt.safeio import read_input, sha256_regular
 from corpus._hashing import METADATA_FILE, TREE_EXCLUDE
 
@@ -127,7 +127,9 @@ class HashCache:
         """Write the cache atomically, without entries of files that no longer exist.
 
         A folder that does not exist is not created (a task on another
-        machine has no ledger folder): nothing is written then.
+        machine has no ledger folder): nothing is written then; nor over
+        anything at ``path`` that is not a regular file (a device, a FIFO, a
+        symlink), which is left as it is.
         """
         if not path.parent.is_dir():
             return
@@ -136,15 +138,11 @@ class HashCache:
             for name, (stat, digest) in sorted(self._entries.items())
             if os.path.lexists(name)
         }
-        data = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":"))
-        fd, tmp = tempfile.mkstemp(prefix=".hash-cache-", suffix=".tmp", dir=path.parent)
+        data = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":")).encode()
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            write_output(path, lambda out: out.write(data), field="hash cache", mode=0o600)
+        except InputError:
+            return  # a device, FIFO or link where the cache goes: left alone, never replaced
 
 
 @contextmanager

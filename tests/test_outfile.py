@@ -19,6 +19,7 @@ from bughunt.errors import InputError
 from bughunt.models import RunInfo, RunKind, RunStatus
 from bughunt.outfile import write_output
 from cli import app
+from corpus._hash_cache import HashCache
 from ledger import Ledger
 from tasks.report import History, RunSummary, write_report
 from tests.tasks.report.conftest import make_history, make_summary
@@ -187,6 +188,13 @@ def test_report_refuses_a_planted_symlink(
     with pytest.raises(InputError, match="symbolic link"):
         write_report(summary, history, out)
     assert (out / "summary.json").is_symlink() and target.read_text() == "keep"
+
+
+def test_hash_cache_leaves_a_device_alone(tmp_path: Path) -> None:
+    """The hash cache is not saved over a device at its path (it is disposable: skipped)."""
+    device = _device(tmp_path / ".hash-cache.json")
+    HashCache().save(device)
+    assert _is_device(device)
 
 
 def test_write_output_replaces_a_regular_file_atomically(tmp_path: Path) -> None:
