@@ -60,16 +60,16 @@ def kind_of(mode: int) -> str:
     return "a special file"
 
 
+def _refused(shown: str, what: str, kind: str) -> InputError:
+    return InputError(f"cannot read {what}: it is {kind}, not a regular file", file=shown)
+
+
 def _open_error(exc: OSError, shown: str, what: str) -> InputError:
     if exc.errno == errno.ELOOP:
-        reason = f"is a symbolic link; {what} must be a regular file"
-    elif exc.errno == errno.ENXIO:  # a socket, or a FIFO end without a peer
-        reason = f"is not a regular file; {what} must be a regular file"
-    elif exc.errno == errno.ENOENT:
-        reason = "does not exist"
-    else:
-        reason = f"cannot read: {exc.strerror or exc}"
-    return InputError(reason, file=shown)
+        return _refused(shown, what, "a symbolic link")
+    if exc.errno == errno.ENXIO:  # a socket, or a FIFO end without a peer
+        return _refused(shown, what, "a special file")
+    return InputError(f"cannot read {what}: {exc.strerror or exc}", file=shown)
 
 
 def open_regular(path: str | os.PathLike[str], *, what: str, follow: bool = True) -> int:
@@ -90,7 +90,7 @@ def open_regular(path: str | os.PathLike[str], *, what: str, follow: bool = True
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             link = f" (a link to {real})" if real != os.path.abspath(shown) else ""
-            raise InputError(f"is {kind_of(mode)}{link}; {what} must be a regular file", file=shown)
+            raise _refused(shown, what, kind_of(mode) + link)
     except BaseException:
         os.close(fd)
         raise
@@ -133,7 +133,7 @@ def read_input(
             raise InputError(f"{size} bytes; {what} is over the {limit}-byte limit", file=shown)
         return read_fd(fd, limit=limit, shown=shown, what=what)
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=shown) from None
     finally:
         os.close(fd)
 
@@ -228,7 +228,7 @@ def sha256_regular(path: str | os.PathLike[str], *, what: str = "a tree's file")
         while chunk := os.read(fd, MiB):
             digest.update(chunk)
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=shown) from None
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=shown) from None
     finally:
         os.close(fd)
     return digest.hexdigest()

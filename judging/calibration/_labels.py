@@ -137,5 +137,5 @@ def read_labels(path: Path) -> LabelSet:
 
     Raises :class:`InputError` naming the file when it cannot be read.
     """
-    raw = read_input(path, what="a labels file")
+    raw = read_input(path, what="the labels file")
     return parse_labels(raw, str(path))
