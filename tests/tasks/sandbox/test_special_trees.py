@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from bughunt.errors import InputError
+from bughunt.models import AgentEnvironment
 from corpus import hash_target, load_corpus
 from corpus._hash_cache import HashCache
 from tasks.make_corpus._write import agent_tables, write_corpus_toml
 from tasks.sandbox import apply_patch, read_tree
 from tasks.sandbox._agents import recorded_report
+from tasks.sandbox._environments import environment_recipe
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"
@@ -131,3 +133,16 @@ def test_a_hash_cache_that_is_a_fifo_is_an_empty_cache(tmp_path: Path) -> None:
     """The cache is bughunt's own file: a FIFO there is ignored (empty), never waited on."""
     os.mkfifo(tmp_path / "cache.json")
     assert len(HashCache.load(tmp_path / "cache.json")) == 0
+
+
+def test_a_requirements_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> None:
+    """An environment's requirements file is read only as a regular file, its field named."""
+    os.mkfifo(tmp_path / "req.txt")
+    _zero(tmp_path / "zero.txt")
+    for name, kind in (("req.txt", "a FIFO"), ("zero.txt", "a character device")):
+        env = AgentEnvironment(requirements=name)
+        with pytest.raises(InputError, match=f"it is {kind}") as err:
+            environment_recipe(
+                env, corpus_root=tmp_path, base="base", where="agents[0].environment"
+            )
+        assert err.value.field == "agents[0].environment.requirements"
