@@ -718,7 +718,8 @@ class ContractStatus(StrEnum):
 
 
 class RewriteLevel(StrEnum):
-    """How far the behaviour-preserving rewrites of a target's source go (docs/sandbox.md#rewrites).
+    """How far the behaviour-preserving rewrites of a target's source go
+    (docs/sandbox.md#how-far-the-rewrites-go-per-target-and-case).
 
     From the strongest down; the corpus check steps a case down to the first level whose
     rewrites keep every outcome of the target's suite. Test files are never rewritten.

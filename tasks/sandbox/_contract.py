@@ -1,4 +1,4 @@
-"""The corpus contract, per case, checked before any verdict (docs/corpus.md#contract).
+"""The corpus contract, per case, checked before any verdict (docs/sandbox.md#the-corpus-contract).
 
 As SWE-bench's FAIL_TO_PASS: the tests a case's bug makes fail must pass on
 the clean tree and fail (or hang) on the buggy tree, twice alike. The clean

@@ -236,7 +236,8 @@ def agent_trace(
         seconds=execution.seconds,
         ended="report" if not isinstance(got, str) else got[:2_000],
         requests=len(answered),
-        refused=len(calls) - len(answered) - len(tunnels),
+        # The gateway folds a long run of refusals into one entry with its ``count``.
+        refused=sum(int(c.get("count") or 1) for c in calls if c.get("refused") is not None),
         tunnels=len(tunnels),
         tokens_in=sum(tokens_in) if tokens_in else None,
         tokens_out=sum(tokens_out) if tokens_out else None,
