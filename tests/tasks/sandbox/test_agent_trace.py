@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tasks.sandbox._agents import AgentExecution
 from tasks.sandbox._stage import agent_trace
 
@@ -9,7 +11,7 @@ from tasks.sandbox._stage import agent_trace
 def test_folded_refusals_count_by_their_count_and_refused_tunnels_count_too() -> None:
     """The gateway folds refusals past its log's bound into one entry with a count: the row
     counts every refusal it stands for, a refused tunnel among them."""
-    calls = [
+    calls: list[dict[str, Any]] = [
         {"kind": "model", "tokens_in": 10, "tokens_out": 5, "cost": 0.01, "model": "m"},
         {"kind": "model", "refused": "over budget"},
         {"kind": "model", "refused": "bad path", "count": 1_900},
