@@ -408,7 +408,8 @@ def _args(command: Command, values: dict[str, str]) -> list[str]:
 NOT_FOR: dict[tuple[str, str], set[str]] = {
     ("export", "out"): {"a file", *_special_out("out")},
 }
-"""Rows a command's parameter does not take: export writes its file over a regular one."""
+"""Rows a command's parameter does not take: export writes over a regular file, and streams into
+a FIFO or a device as a shell's ``>`` does (``bughunt/outfile.py``, tested there)."""
 
 CASES = [
     pytest.param(command, param, bad, id=f"{' '.join(command.path)} {param}={bad}")
