@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import io
 import re
+import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -271,7 +272,11 @@ def _import_one(instance: Instance, case_id: str, *, repos: Path, out: Path) -> 
             )
             for path in fix_files
         )
-        copy_tree(tree, out / "targets" / case_id)
+        try:
+            copy_tree(tree, out / "targets" / case_id)
+        except InputError:  # a file over the limit: the instance is skipped, not half-kept
+            shutil.rmtree(out / "targets" / case_id, ignore_errors=True)
+            raise
     folder = out / "cases" / case_id
     folder.mkdir(parents=True)
     (folder / "bug.patch").write_text(bug)

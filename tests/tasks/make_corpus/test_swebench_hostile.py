@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
+from bughunt.safeio import TREE_FILE_LIMIT
 from corpus import load_corpus
 from tasks.make_corpus import import_swebench
 from tests.tasks.make_corpus.test_swebench import (
@@ -181,3 +182,16 @@ def test_the_import_file_may_not_be_a_fifo(repos: tuple[Path, str], tmp_path: Pa
             tmp_path / "instances.jsonl", repos=folder, out=tmp_path / "out", agents_from=DEMO
         )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_tree_with_a_file_over_the_limit_is_skipped_whole(
+    repos: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A base tree file over the tree limit stops its copy: the instance is skipped and no part
+    of its target is left in the corpus."""
+    folder, commit = repos
+    repo = folder / "acme__calc"
+    big = _commit(repo, lambda r: (r / "data.bin").write_bytes(b"\0" * (TREE_FILE_LIMIT + 1)))
+    reasons = _import(tmp_path, folder, [_instance(commit), _instance(big, instance_id="big")])
+    assert "data.bin" in reasons[2] and "limit" in reasons[2], reasons
+    assert sorted(p.name for p in (tmp_path / "out" / "targets").iterdir()) == ["acme__calc-1"]
