@@ -147,6 +147,22 @@ def user_errors() -> Iterator[None]:
         fail(f"{exc.filename}: cannot read or write: {exc.strerror or exc}")
 
 
+def _refuse_undecodable(args: Sequence[str]) -> None:
+    """Exit 2 with one line on an argument that is not UTF-8 (Python keeps such bytes as lone
+    surrogates): a query, a run id or a file name that the ledger, DuckDB or a report
+    could not hold as text."""
+    for arg in args:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            typer.echo(
+                f"error: an argument is not UTF-8 text: {arg!r}; bughunt takes text and file "
+                "names in UTF-8 (rename the file, or re-encode the text)",
+                err=True,
+            )
+            sys.exit(2)
+
+
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
@@ -180,6 +196,7 @@ class OneLineErrors(typer.core.TyperGroup):
         out, err = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
         try:
+            _refuse_undecodable(sys.argv[1:] if args is None else args)
             self._main(forward)
         finally:
             sys.stdout, sys.stderr = out, err

@@ -131,7 +131,10 @@ def mutate(
     from flows import new_run_id
     from tasks.make_corpus import MutateSettings, mutate_target
 
-    command = shlex.split(test_command)
+    try:
+        command = shlex.split(test_command)
+    except ValueError as exc:  # an unbalanced quote or a trailing backslash
+        fail(f"--test-command: cannot split it into words as a shell would: {exc}")
     if not command:
         fail("--test-command is empty")
     settings = MutateSettings(

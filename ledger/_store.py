@@ -18,7 +18,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -39,7 +39,15 @@ from bughunt.errors import (
     TerminalError,
 )
 from bughunt.safeio import special_file
-from ledger._file import check_is_ledger, check_whole, is_damage, unreadable
+from ledger._file import (
+    check_blocks,
+    check_is_ledger,
+    check_whole,
+    is_damage,
+    is_unwritable,
+    unreadable,
+    unwritable,
+)
 from ledger._migrate import check_version, current_version, known_migrations, migrate
 
 if TYPE_CHECKING:
@@ -183,6 +191,8 @@ class Ledger:
 
     def _inspect(self, con: duckdb.DuckDBPyConnection, *, writing: bool) -> int:
         check_whole(con, self.path)
+        if writing:
+            check_blocks(con, self.path)
         version = check_version(con, str(self.path))
         check_is_ledger(con, self.path, version)
         if not writing and version == 0:
@@ -223,6 +233,8 @@ class Ledger:
         try:
             yield
         except duckdb.Error as exc:
+            if is_unwritable(exc):
+                raise unwritable(self.path, exc) from exc
             if is_damage(exc):
                 raise unreadable(self.path, exc) from exc
             raise
@@ -342,7 +354,10 @@ class Ledger:
                 counts[table] = counts.get(table, 0) + data.num_rows
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            # A fatal error (a full disk) may have ended the transaction and closed the
+            # database to writes already: nothing was stored, and the first error says why.
+            with suppress(duckdb.Error):
+                con.execute("ROLLBACK")
             raise
         return counts
 
