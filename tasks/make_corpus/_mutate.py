@@ -41,6 +41,7 @@ from tasks.make_corpus._write import (
     agent_tables,
     check_out,
     corpus_name_of,
+    staged,
     toml_value,
     write_corpus_toml,
 )
@@ -214,7 +215,8 @@ def mutate_target(
 
         tried = _run_until(mutants, judge, settings.max_cases, workers, progress)
     kept = [t for t in tried if t.kept]
-    cases = _write_corpus(out, name, files, command, kept, agents)
+    with staged(out) as work:  # moved into place whole, or not at all
+        cases = _write_corpus(work, name, files, command, kept, agents)
     counts = Counter(t.verdict for t in tried)
     return MutateSummary(
         proposed=len(mutants),
