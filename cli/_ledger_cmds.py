@@ -28,7 +28,14 @@ def register(app: typer.Typer) -> None:
 
 @guarded
 def export(
-    out: Annotated[Path, typer.Option("--out", help="The file to write (replaced if it exists).")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="The file to write (replaced whole if it exists); a FIFO or device such as "
+            "/dev/stdout is written into, never replaced.",
+        ),
+    ],
     table: Annotated[
         str | None, typer.Option("--table", help="A ledger table or view, exported whole.")
     ] = None,
@@ -40,12 +47,21 @@ def export(
         typer.Option("--format", help="csv, parquet or jsonl (default: from the file's suffix)."),
     ] = None,
     ledger: LedgerOpt = None,
+    timeout: Annotated[
+        int | None,
+        typer.Option(
+            "--timeout",
+            min=1,
+            help="Stop after this many seconds (exit 2; default: no limit).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Write a ledger table or a read-only query's rows to a CSV, Parquet or JSON Lines file.
 
     The query runs read-only with DuckDB's external access off (it cannot
     write or attach files itself); the rows are streamed to the file, which
-    appears whole or not at all.
+    appears whole or not at all. Ctrl-C or --timeout stops it, leaving no file.
     """
     if (table is None) == (query is None):
         fail("give exactly one of --table and --query")
@@ -58,8 +74,9 @@ def export(
         # The name is one the ledger's own catalog listed (checked above), quoted.
         query = f'SELECT * FROM "{table}"'  # noqa: S608
     assert query is not None
-    with store.user_batches(query) as reader:
-        rows = write_batches(reader, out, fmt)
+    rows = store.user_export(
+        query, lambda reader: write_batches(reader, out, fmt), timeout_s=timeout
+    )
     console.print(f"wrote {rows} row(s) to {out} ({fmt.value})", markup=False)
 
 

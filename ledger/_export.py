@@ -1,7 +1,7 @@
 """Write a read-only query's Arrow result to a file a user names: CSV, Parquet or JSON Lines.
 
 The query runs on a read-only connection with DuckDB's external access off
-(:meth:`ledger.Ledger.user_batches`), so DuckDB itself writes nothing; the
+(:meth:`ledger.Ledger.user_export`), so DuckDB itself writes nothing; the
 batches are written here, by pyarrow, one at a time (memory stays at one
 batch, whatever the result's size), into a temporary file beside the target
 that is renamed over it only once complete: a failed export leaves no half

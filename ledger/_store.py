@@ -442,24 +442,33 @@ class Ledger:
 
             try:
                 return _interruptible(con, run, timeout_s)
-            except duckdb.InterruptException as exc:
-                raise ReadOnlyQueryError(
-                    f"stopped: the query ran longer than {timeout_s:g} s (raise --timeout)"
-                ) from exc
             except duckdb.Error as exc:
                 raise ReadOnlyQueryError(_first_line(str(exc))) from exc
 
-    @contextmanager
-    def user_batches(self, sql: str, batch_rows: int = 100_000) -> Iterator[pa.RecordBatchReader]:
-        """A user's read-only statement (checked as :meth:`user_query` checks it) as a stream
-        of Arrow record batches, read while the connection is open (``bughunt export``)."""
+    def user_export(
+        self,
+        sql: str,
+        write: Callable[[pa.RecordBatchReader], T],
+        *,
+        timeout_s: float | None = None,
+        batch_rows: int = 100_000,
+    ) -> T:
+        """``write`` given a user's read-only statement (checked as :meth:`user_query` checks
+        it) as a stream of Arrow record batches, read while the connection is open
+        (``bughunt export``); what ``write`` returned. Stopped, as :meth:`user_query` is, after
+        ``timeout_s`` (:class:`ReadOnlyQueryError`) or on Ctrl-C (``KeyboardInterrupt``).
+        """
         _check_read_only(sql)
         with self.reader() as con:
-            try:
+
+            def run() -> T:
                 reader: pa.RecordBatchReader = con.sql(sql).to_arrow_reader(batch_rows)
+                return write(reader)
+
+            try:
+                return _interruptible(con, run, timeout_s)
             except duckdb.Error as exc:
-                raise ReadOnlyQueryError(str(exc)) from exc
-            yield reader
+                raise ReadOnlyQueryError(_first_line(str(exc))) from exc
 
     def relations(self) -> list[str]:
         """The names of the ledger's tables and views (what ``bughunt export --table`` takes)."""
@@ -483,8 +492,9 @@ def _interruptible(
     DuckDB runs a query without returning to Python, so neither a timer in
     this thread nor Python's SIGINT handler would get a turn: the main thread
     waits in short steps instead, and calls ``con.interrupt()`` (which makes
-    the query raise ``duckdb.InterruptException``) when the time is up; on
-    Ctrl-C it interrupts the query and raises ``KeyboardInterrupt`` again.
+    the query raise ``duckdb.InterruptException``) when the time is up, and
+    raises :class:`ReadOnlyQueryError` saying so; on Ctrl-C it interrupts the
+    query and raises ``KeyboardInterrupt`` again.
     """
     done: dict[str, Any] = {}
     # Completion is an Event, not Thread.join/is_alive: a join that Ctrl-C interrupts leaves
@@ -506,6 +516,11 @@ def _interruptible(
         while not finished.wait(0.05):
             if deadline is not None and time.monotonic() >= deadline:
                 _stop(con, finished)
+                # Whatever the interrupted work raised (DuckDB's error, or pyarrow's while it
+                # read batches), the reason is the time.
+                raise ReadOnlyQueryError(
+                    f"stopped: the query ran longer than {timeout_s:g} s (raise --timeout)"
+                ) from done.get("error")
     except KeyboardInterrupt:
         _stop(con, finished)
         raise

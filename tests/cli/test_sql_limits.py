@@ -101,3 +101,18 @@ def test_cache_clear_refuses_an_empty_name(ledger: Ledger, option: str, value: s
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and option in result.stderr
     assert ledger.query("SELECT count(*) AS n FROM judge_cache_invalidations") == [{"n": 0}]
+
+
+@pytest.mark.parametrize(
+    "query", [FOREVER, "SELECT * FROM range(1000000000000)"], ids=["blocking", "streaming"]
+)
+def test_an_export_that_never_ends_is_stopped(ledger: Ledger, tmp_path: Path, query: str) -> None:
+    """`export --timeout` stops a query that never ends, or rows that never end, in one line;
+    no file (nor a temporary one) is left."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    args = ["export", "--query", query, "--out", str(folder / "rows.csv"), "--timeout", "1"]
+    result = runner.invoke(app, [*args, "--ledger", str(ledger.path)])
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "longer than 1 s" in result.stderr
+    assert list(folder.iterdir()) == []
