@@ -62,12 +62,12 @@ from docker.errors import APIError, NotFound
 from docker.types import LogConfig
 
 from bughunt.models import AgentEnvironment, AgentNetwork, AgentVersion
-from bughunt.ownership import Owner
 from corpus import check_upstream_network
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
 from tasks.sandbox._environments import announce, ensure_environment
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._labels import owner
+from tasks.sandbox._ownership import Owner
 from tasks.sandbox._recipe import image_tag
 
 log = logging.getLogger("bughunt.sandbox")
@@ -109,7 +109,7 @@ def sweep_folders(root: Path | None = None) -> list[str]:
     """Remove gateway folders whose run is dead (killed before it could); their names.
 
     A folder is a dead run's when its owner file names a dead owner
-    (:meth:`~bughunt.ownership.Owner.is_dead`, checked against the folder's
+    (:meth:`~tasks.sandbox._ownership.Owner.is_dead`, checked against the folder's
     age) or names none (made before owners were written, or never finished).
     Folders of live runs are kept.
     """
