@@ -96,11 +96,12 @@ def runs_folder(ledger: Path) -> Path:
 
 _Signature = tuple[int, int, int, int]
 
-_TRUSTED: dict[str, tuple[_Signature, int]] = {}
+_TRUSTED: dict[str, tuple[_Signature, int, bool]] = {}
 """Ledger files this process found whole (or left so after its own write), by resolved path:
-the file's (device, inode, size, mtime) then, and its schema version. An unchanged file is not
-inspected again; any change (another process's write, a copy put in its place, a truncation)
-makes it a stranger, inspected on the next open."""
+the file's (device, inode, size, mtime) then, its schema version, and whether every block was
+read (:func:`~ledger._file.check_blocks`, before a write). An unchanged file is not inspected
+again; any change (another process's write, a copy put in its place, a truncation) makes it a
+stranger, inspected on the next open."""
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -265,13 +266,18 @@ class Ledger:
         trusted = _TRUSTED.get(key)
         signature = _signature(self.path)
         version = None
+        blocks = False
         if trusted is not None and signature is not None and trusted[0] == signature:
-            version = trusted[1]
+            version, blocks = trusted[1], trusted[2]
         ok = False
         try:
             with self._damage_named():
                 if version is None or (not writing and version == 0):
                     version = self._inspect(con, writing=writing)
+                    blocks = blocks or writing
+                elif writing and not blocks:  # found whole by a read: its blocks never read
+                    check_blocks(con, self.path)
+                    blocks = True
                 if writing and version < latest:
                     migrate(con, str(self.path))
                     version = latest
@@ -282,7 +288,7 @@ class Ledger:
             _TRUSTED.pop(key, None)
             after = _signature(self.path) if ok else None
             if after is not None and version is not None:
-                _TRUSTED[key] = (after, version)
+                _TRUSTED[key] = (after, version, blocks)
 
     @contextmanager
     def writer(self) -> Iterator[duckdb.DuckDBPyConnection]:
