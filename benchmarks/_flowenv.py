@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bughunt.prefect_env import prefect_defaults
+from flows.prefect_env import prefect_defaults
 from ledger import Ledger
 
 

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from bughunt.prefect_env import prefect_defaults
+from flows.prefect_env import prefect_defaults
 
 # Before any command imports Prefect, which reads its settings once.
 prefect_defaults(os.path.join(".bughunt", "prefect"))
