@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bughunt.errors import InputError
-from bughunt.hostport import HostPort, parse_host_port
 from bughunt.models import AgentVersion
 from corpus._operator import HOST_UPSTREAMS_ENV, OperatorPolicy, operator_policy
+from gateway.hostport import HostPort, parse_host_port
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Names every resolver (or a container's /etc/hosts) maps to a loopback address.

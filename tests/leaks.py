@@ -1,6 +1,6 @@
 """Leak checks: no form of a secret value in a text, bytes or structure.
 
-The forms are computed here independently of ``bughunt.secrets`` (the
+The forms are computed here independently of ``gateway.secrets`` (the
 base64 forms by comparing encodings under different neighbours, not by
 bit arithmetic), so a mistake there cannot hide in both.
 """

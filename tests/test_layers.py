@@ -82,6 +82,7 @@ def test_the_code_keeps_the_contract(tmp_path: Path) -> None:
         ({"tasks/score/x.py": "import flows\n"}, "Layers"),
         ({"flows/x.py": "import cli\n"}, "Layers"),
         ({"corpus/x.py": "import ledger\n"}, "Layers"),
+        ({"gateway/x.py": "import bughunt\n"}, "The gateway imports nothing else"),
         (
             {
                 "tasks/sandbox/__init__.py": "",
@@ -99,6 +100,7 @@ def test_the_code_keeps_the_contract(tmp_path: Path) -> None:
         "stage→flows",
         "flows→cli",
         "corpus→ledger",
+        "gateway→kernel",
         "private across stages",
     ],
 )

@@ -24,7 +24,7 @@ client error: trying again gives the same answer.
 
 The command may hold secrets (its ``env``, the key its ``api_key_env``
 names): its answer and the stderr quoted in an error are scrubbed of them,
-raw and encoded (:class:`bughunt.secrets.Scrubber`), before anything stores them.
+raw and encoded (:class:`gateway.secrets.Scrubber`), before anything stores them.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import signal
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
 
-from bughunt.secrets import Scrubber
+from gateway.secrets import Scrubber
 from judging.judges._identity import COMMAND_MODEL, command_endpoint
 from judging.judges._protocol import (
     ClientError,

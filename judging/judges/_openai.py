@@ -39,7 +39,7 @@ triggers it; any other 400 is a client error and is not re-sent.
 The API key is read once by whoever builds the judge, sent only in the
 ``Authorization`` header, and scrubbed from every error detail and answer
 text this backend hands back, raw or encoded (``[secret:<api_key_env>]``,
-:class:`bughunt.secrets.Scrubber`), so it cannot reach a log or a ledger row.
+:class:`gateway.secrets.Scrubber`), so it cannot reach a log or a ledger row.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bughunt import __version__
-from bughunt.secrets import Scrubber
+from gateway.secrets import Scrubber
 from judging.judges._answer import answer_schema
 from judging.judges._http import HttpTransport, Response, TransportFailed, TransportTimeout
 from judging.judges._identity import openai_endpoint

@@ -23,7 +23,7 @@ from bughunt.errors import InputError
 from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from bughunt.safeio import read_input
-from bughunt.secrets import Scrubber
+from gateway.secrets import Scrubber
 from tasks.sandbox._container import ExecResult, Limits, MiB
 from tasks.sandbox._errors import SandboxRequestError
 from tasks.sandbox._executor import Executor
@@ -127,7 +127,7 @@ class AgentExecution:
     transcript: str
     """Its stdout and stderr, merged, head and tail (:data:`TRANSCRIPT_CAP` each), scrubbed."""
     calls: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    """Its gateway's request log (``tasks/sandbox/gateway/gateway.py``), scrubbed; empty without a network."""
+    """Its gateway's request log (``gateway/gateway.py``), scrubbed; empty without a network."""
 
 
 def run_agent(

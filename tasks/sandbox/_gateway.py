@@ -1,9 +1,10 @@
 """An agent's only way out: its model gateway (docs/agents.md#network).
 
 An agent with a ``[agents.network]`` table gets, for the run, a gateway
-container of its own: trusted code (``gateway/gateway.py``) on the network
-its upstream is on, holding the model's key. The agent's containers get no
-network interface at all (``network_mode: none``): each execution's
+container of its own: trusted code (the ``gateway`` package, shipped into
+the gateway's folder and run as ``python3 -m gateway.gateway``) on the
+network its upstream is on, holding the model's key. The agent's containers
+get no network interface at all (``network_mode: none``): each execution's
 container has one folder of the gateway's mounted read-only at ``/gw``,
 holding a Unix socket to the gateway that serves that execution alone, and
 its main process (``gateway/forward.py``) turns loopback ports into that
@@ -194,21 +195,24 @@ def _check_local_engine(client: Any) -> None:
         )
 
 
+PACKAGE = "gateway"
+"""The package shipped into the gateway's folder (standard library only, imports no other
+package of the project); it runs from there as ``python3 -m gateway.gateway``."""
+
+
 def _script(name: str) -> bytes:
-    return resources.files("tasks.sandbox.gateway").joinpath(name).read_bytes()
-
-
-def _bughunt_module(name: str) -> bytes:
-    return resources.files("bughunt").joinpath(name).read_bytes()
+    return resources.files(PACKAGE).joinpath(name).read_bytes()
 
 
 def gateway_files() -> dict[str, bytes]:
-    """The gateway's code as shipped into its folder: its scripts, and the two bughunt modules
-    it uses under the names it imports them by in the container (standard library only)."""
-    files = {script: _script(script) for script in ("gateway.py", "budget.py", "tunnel.py")}
-    files["bughunt_secrets.py"] = _bughunt_module("secrets.py")
-    files["bughunt_hostport.py"] = _bughunt_module("hostport.py")
-    return files
+    """The gateway's code as shipped into its folder: every module of the ``gateway`` package,
+    keyed by its path in the folder (``gateway/<module>.py``)."""
+    modules = sorted(
+        entry.name
+        for entry in resources.files(PACKAGE).iterdir()
+        if entry.is_file() and entry.name.endswith(".py")
+    )
+    return {f"{PACKAGE}/{name}": _script(name) for name in modules}
 
 
 def gateway_image(client: Any, *, base: str, agent: str = "gateway") -> str:
@@ -293,6 +297,8 @@ class Gateway:
                 raise
         config = self.network.model_dump(mode="json", exclude={"upstream_network"})
         files = {**gateway_files(), "config.json": json.dumps(config).encode()}
+        (self.folder / PACKAGE).mkdir()
+        (self.folder / PACKAGE).chmod(0o2750)  # like the folder: the host's user and the group
         for name, data in files.items():
             (self.folder / name).write_bytes(data)
             (self.folder / name).chmod(
@@ -308,7 +314,8 @@ class Gateway:
             image=self._image,
             command=[
                 "python3",
-                f"{MOUNT}/gateway.py",
+                "-m",
+                f"{PACKAGE}.gateway",
                 f"{MOUNT}/config.json",
                 f"{MOUNT}/c/control.sock",
             ],
@@ -319,6 +326,7 @@ class Gateway:
             mode="gateway",
         )
         cfg["volumes"] = {str(self.folder): {"bind": MOUNT, "mode": "rw"}}
+        cfg["working_dir"] = MOUNT  # ``-m`` finds the package in the current folder
         cfg["group_add"] = [str(self.group)]
         cfg["log_config"] = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m"})
         cfg["labels"]["bughunt.agent"] = self.agent.name

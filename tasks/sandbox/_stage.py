@@ -38,7 +38,6 @@ from bughunt.models import (
     Symptom,
 )
 from bughunt.safeio import read_input
-from bughunt.secrets import Scrubber
 from corpus import (
     Corpus,
     LoadedCase,
@@ -47,6 +46,7 @@ from corpus import (
     agent_view,
     model_key,
 )
+from gateway.secrets import Scrubber
 from tasks.sandbox._agents import (
     AGENT_OUTPUT_CAP,
     AgentExecution,

@@ -26,10 +26,12 @@ import pytest
 from typer.testing import CliRunner
 
 from bughunt.errors import InputError
-from bughunt.hostport import parse_host_port
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
 from cli import app
 from corpus import check_network, model_key
+from gateway.gateway import Budget, Upstream, usage_of
+from gateway.hostport import parse_host_port
+from gateway.tunnel import Tunnels, squid_config
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._gateway import (
     FOLDER_PREFIX,
@@ -40,8 +42,6 @@ from tasks.sandbox._gateway import (
     sweep_folders,
 )
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
-from tasks.sandbox.gateway.gateway import Budget, Upstream, usage_of
-from tasks.sandbox.gateway.tunnel import Tunnels, squid_config
 from tests.flows.corpora import mini_corpus
 from tests.leaks import assert_no_leak
 

@@ -1,6 +1,6 @@
 """The gateway's budget holds: requests in flight, streams and cancelled requests are counted.
 
-The gateway's own code (``tasks/sandbox/gateway``) runs here on the host: its
+The gateway's own code (the ``gateway`` package) runs here on the host: its
 execution listener is a real Unix socket in a temporary folder, and its
 upstream a real HTTP server on 127.0.0.1 speaking the OpenAI protocol
 (JSON and event-stream chat completions), which this module starts. Nothing
@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
+from gateway.budget import DEFAULT_ANSWER_TOKENS, Budget, counted_usage, prepared
+from gateway.gateway import REFUSED_LOGGED, Gateway
 from tasks.sandbox._gateway import gateway_files
-from tasks.sandbox.gateway.budget import DEFAULT_ANSWER_TOKENS, Budget, counted_usage, prepared
-from tasks.sandbox.gateway.gateway import REFUSED_LOGGED, Gateway
 
 PROMPT_TOKENS = 10
 
@@ -313,13 +313,20 @@ def test_counted_usage_counts_stream_events_and_text() -> None:
 
 
 def test_the_shipped_gateway_runs_on_the_standard_library_alone(tmp_path: Path) -> None:
-    """The files shipped into the gateway's folder import without bughunt or any package."""
+    """The package shipped into the gateway's folder imports, from there, without any other
+    package of the project or any installed package."""
     for name, data in gateway_files().items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_bytes(data)
+    assert {"gateway/gateway.py", "gateway/secrets.py", "gateway/hostport.py"} <= set(
+        gateway_files()
+    )
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import gateway, bughunt_secrets; "
-        "assert 'bughunt' not in sys.modules and 'pydantic' not in sys.modules; "
-        "s = gateway.Gateway({'model': 'http://m/v1'}, 'sk-shipped-key-1234').scrubber; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import gateway.gateway, gateway.secrets; "
+        "assert gateway.__file__.startswith(sys.argv[1]), gateway.__file__; "
+        "others = {'bughunt', 'cli', 'flows', 'tasks', 'judging', 'corpus', 'ledger', 'pydantic'}; "
+        "assert not others & set(sys.modules), others & set(sys.modules); "
+        "s = gateway.gateway.Gateway({'model': 'http://m/v1'}, 'sk-shipped-key-1234').scrubber; "
         "print(s.scrub('%73%6B-shipped-key-1234'))"
     )
     done = subprocess.run(

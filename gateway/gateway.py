@@ -1,7 +1,8 @@
 """The model gateway: runs in its own container, the only way an agent reaches its model.
 
 It is started once per (run, agent) by ``tasks/sandbox/_gateway.py`` with
-``/gw`` (a folder of the host) mounted, and serves:
+``/gw`` (a folder of the host) mounted, as ``python3 -m gateway.gateway`` in
+``/gw`` (the package is shipped there), and serves:
 
 - ``/gw/control.sock``: the host's control channel, one JSON request and one
   JSON answer per connection (``open`` an execution, ``close`` it and take
@@ -43,38 +44,20 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-try:  # on the host (tests) the package; in the container the file shipped beside this one
-    from bughunt.secrets import Scrubber
-except ImportError:  # pragma: no cover - the container's layout
-    from bughunt_secrets import Scrubber  # type: ignore[import-not-found,no-redef]
-try:  # on the host (tests) the package; in the container the file shipped beside this one
-    from tasks.sandbox.gateway.budget import (
-        Budget,
-        Reservation,
-        answer_limit,
-        counted_usage,
-        encoded,
-        is_completion,
-        json_object,
-        prepared,
-        prompt_estimate,
-        usage_of,
-    )
-    from tasks.sandbox.gateway.tunnel import Tunnels, log_entry, start_squid
-except ImportError:  # pragma: no cover - the container's layout
-    from budget import (  # type: ignore[import-not-found,no-redef]
-        Budget,
-        Reservation,
-        answer_limit,
-        counted_usage,
-        encoded,
-        is_completion,
-        json_object,
-        prepared,
-        prompt_estimate,
-        usage_of,
-    )
-    from tunnel import Tunnels, log_entry, start_squid  # type: ignore[import-not-found,no-redef]
+from gateway.budget import (
+    Budget,
+    Reservation,
+    answer_limit,
+    counted_usage,
+    encoded,
+    is_completion,
+    json_object,
+    prepared,
+    prompt_estimate,
+    usage_of,
+)
+from gateway.secrets import Scrubber
+from gateway.tunnel import Tunnels, log_entry, start_squid
 
 __all__ = ["Budget", "Gateway", "Upstream", "serve", "usage_of"]
 

@@ -1,6 +1,6 @@
 """The scrubber sees through layered encodings: its folded views (docs/sandbox.md#secrets).
 
-Each encoding here is built independently of ``bughunt.secrets`` and is one
+Each encoding here is built independently of ``gateway.secrets`` and is one
 the plain forms alone miss: every byte percent-encoded, URL-encoding twice,
 base64 wrapped at 76 characters, JSON inside JSON. After scrubbing, the
 output is decoded again here the same ways and checked for every form.
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bughunt.secrets import MAX_DEPTH, Scrubber
+from gateway.secrets import MAX_DEPTH, Scrubber
 from tests.leaks import leaks
 
 VALUE = "sk-proj/Q7x+m2=Zt9vK4wLp8RbN"

@@ -40,10 +40,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-try:  # on the host (tests) the package; in the container the file shipped beside this one
-    from bughunt.hostport import HostPort, parse_host_port
-except ImportError:  # pragma: no cover - the container's layout
-    from bughunt_hostport import HostPort, parse_host_port  # type: ignore[import-not-found,no-redef]
+from gateway.hostport import HostPort, parse_host_port
 
 SQUID = "/usr/sbin/squid"
 """Debian's squid, in the gateway's image when an agent has ``allow`` entries."""

@@ -2,9 +2,9 @@
 
 The corpus loader checks ``allow`` entries with it (``corpus/_network.py``)
 and the gateway compares each CONNECT target with the same function
-(``tasks/sandbox/gateway/tunnel.py``), so "exactly one of the listed pairs"
-means one thing on both sides. Standard library only: the gateway's
-container gets this file beside its own.
+(``gateway/tunnel.py``), so "exactly one of the listed pairs" means one
+thing on both sides. Standard library only: it is shipped into the
+gateway's container with the rest of the package.
 """
 
 from __future__ import annotations

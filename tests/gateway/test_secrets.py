@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
-from bughunt.secrets import MIN_LENGTH, Scrubber, base64_inner, encoded_forms
+from gateway.secrets import MIN_LENGTH, Scrubber, base64_inner, encoded_forms
 from tests.leaks import assert_no_leak, base64_forms, leaks
 
 VALUE = "sk-Live/42+Key=Q&z é"
