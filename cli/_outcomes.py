@@ -19,6 +19,19 @@ from cli._common import (
 )
 from flows.adhoc import ingest_records
 from ledger import Ledger
+from tasks.outcomes import (
+    BadLine,
+    OutcomeSummary,
+    ReadResult,
+    conflict_rows,
+    new_batch_id,
+    read_records,
+    render_summary,
+    run_observations,
+    stored_records,
+    summarize,
+    unscored_rows,
+)
 from tasks.report import (
     RunSummary,
     find_summary,
@@ -27,10 +40,6 @@ from tasks.report import (
     resolve_run_id,
     run_counts,
 )
-from tasks.score import conflict_rows, run_observations, stored_records, unscored_rows
-from tasks.score.outcome_text import render_summary
-from tasks.score.outcomes import OutcomeSummary, summarize
-from tasks.score.records import BadLine, ReadResult, new_batch_id, read_records
 
 FilesArg = Annotated[
     list[Path],

@@ -8,8 +8,8 @@ import typer
 from pydantic import ValidationError
 
 from cli._common import JsonOpt, fail, guarded, print_json
-from tasks.score import load_gate_thresholds
-from tasks.score.gate_simulation import (
+from tasks.gate import load_gate_thresholds
+from tasks.gate.simulation import (
     REPRO_MIX,
     ErrorRate,
     GateSimConfig,

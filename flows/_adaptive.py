@@ -27,18 +27,19 @@ from judging.judges import JudgeConfig
 from ledger import StageInputs, StageRecord
 from tasks import flakes, sandbox, score
 from tasks.classify import ClassifyResult
-from tasks.hash_corpus import HashResult
-from tasks.score import (
+from tasks.gate import (
     Evaluation,
     GateOutcome,
     GateThresholds,
+    RunEvidence,
     StopReason,
     evaluation_order,
-    gate_of_rows,
+    gate_of_run,
     interval_decided,
     score_interval,
     verdict_samples,
 )
+from tasks.hash_corpus import HashResult
 
 In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
@@ -70,6 +71,8 @@ class RunContext:
     params: RunParams
     kind: RunKind
     gate: GateThresholds
+    flake_thresholds: flakes.FlakeThresholds
+    """The flake thresholds the run resolved from the project's configuration."""
     judged: bool
     """Whether the plan scores the pairs (else only the sandbox and flake stages run)."""
     corpus_content: str | None = None
@@ -150,7 +153,7 @@ def _run_batch(
     flaked = chain.stage(
         flakes.RECORD,
         flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
-        flakes.FlakeSettings(),
+        flakes.FlakeSettings(thresholds=ctx.flake_thresholds),
     )
     progress.flakes.append(flaked)
     progress.evaluated += len(cases)
@@ -252,17 +255,17 @@ def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
     verdicts = _verdicts(progress)
     planned = len(order)
     if ctx.kind is RunKind.PR:
-        gate = gate_of_rows(
-            planned_cases=planned,
+        # No score stage so far is degraded: a degraded one stops the run first (_stop).
+        evidence = RunEvidence(
+            planned=planned,
             order=order,
-            verdicts=[v for s in progress.scores for v in s.verdicts],
-            reproductions=[r for f in progress.flakes for r in f.reproductions],
+            evaluated=progress.evaluated,
             baseline=ctx.baseline.name,
             candidate=ctx.candidate.name,
-            judge_degraded=False,
-            thresholds=ctx.gate,
-            evaluated=progress.evaluated,
+            scores=progress.scores,
+            flakes=progress.flakes,
         )
+        gate = gate_of_run(evidence, ctx.gate)
         return gate.outcome in (GateOutcome.REGRESSION, GateOutcome.PASS)
     interval = score_interval(order, verdicts, planned, ctx.gate.alpha)
     return interval_decided(interval, ctx.params.width)

@@ -20,6 +20,7 @@ from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind, Strate
 from ledger import Ledger, StageInputs, StageRecord
 from tasks.classify import ClassifyResult
 from tasks.flakes import FlakeResult
+from tasks.gate import Evaluation, GateDecision, GateThresholds, RunEvidence, gate_of_run
 from tasks.hash_corpus import HashResult
 from tasks.report._artifacts import publish_artifacts
 from tasks.report._comment import pr_comment
@@ -30,14 +31,7 @@ from tasks.report._runs import previous_nightly
 from tasks.report._summary import build_summary
 from tasks.report._write import write_outputs, write_report, write_transcripts
 from tasks.sandbox import SandboxResult
-from tasks.score import (
-    Evaluation,
-    GateDecision,
-    GateThresholds,
-    ScoreResult,
-    gate_of_rows,
-    last_calibration,
-)
+from tasks.score import ScoreResult, last_calibration
 
 
 class ReportInputs(StageInputs):
@@ -92,18 +86,16 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
     """A PR run's gate from its evidence; ``None`` for any other run."""
     if inputs.kind is not RunKind.PR:
         return None
-    score = inputs.score
-    return gate_of_rows(
-        planned_cases=len(inputs.classify.planned_case_ids),
+    evidence = RunEvidence(
+        planned=len(inputs.classify.planned_case_ids),
         order=inputs.order,
-        verdicts=score.verdicts if score else [],
-        reproductions=inputs.flakes.reproductions if inputs.flakes else [],
+        evaluated=inputs.evaluation.evaluated if inputs.evaluation and inputs.order else None,
         baseline=inputs.baseline.name,
         candidate=inputs.candidate.name,
-        judge_degraded=bool(score and score.health.degraded),
-        thresholds=settings.gate,
-        evaluated=inputs.evaluation.evaluated if inputs.evaluation and inputs.order else None,
+        scores=[inputs.score] if inputs.score else [],
+        flakes=[inputs.flakes] if inputs.flakes else [],
     )
+    return gate_of_run(evidence, settings.gate)
 
 
 def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:

@@ -23,7 +23,9 @@ from bughunt.models import (
 )
 from bughunt.stats import Interval
 from tasks.flakes import FlakyTest
-from tasks.score import Evaluation, GateDecision, JudgeHealth, OutcomeSummary
+from tasks.gate import Evaluation, GateDecision
+from tasks.outcomes import OutcomeSummary
+from tasks.score import JudgeHealth
 from tasks.score.pairs import ScoreSummary
 
 

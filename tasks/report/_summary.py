@@ -22,16 +22,11 @@ from bughunt.models import (
 from bughunt.stats import case_mean
 from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
+from tasks.gate import Evaluation, GateDecision
+from tasks.outcomes import summarize
 from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
-from tasks.score import (
-    Evaluation,
-    GateDecision,
-    JudgeHealth,
-    ScoreResult,
-    call_counts,
-    summarize,
-)
+from tasks.score import JudgeHealth, ScoreResult, call_counts
 
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,

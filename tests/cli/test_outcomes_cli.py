@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from bughunt.models import Observation
 from ledger import Ledger
-from tasks.score.outcomes import summarize
-from tests.tasks.score.records_strategy import RECORDS
+from tasks.outcomes import summarize
+from tests.tasks.outcomes.records_strategy import RECORDS
 
 runner = CliRunner()
 

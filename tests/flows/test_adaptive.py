@@ -9,7 +9,7 @@ import pytest
 
 from flows import RunParams, RunResult, nightly_flow, pr_flow
 from ledger import Ledger
-from tasks.score import StopReason, evaluation_order
+from tasks.gate import StopReason, evaluation_order
 from tests.flows.corpora import DEMO_CASES, SEVEN, broken_corpus, mini_corpus, path_diff
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

@@ -9,7 +9,7 @@ import pytest
 
 from bughunt.models import ReproOutcome
 from flows import RunParams, RunResult, pr_flow
-from tasks.score import GateOutcome, StopReason
+from tasks.gate import GateOutcome, StopReason
 from tests.flows.corpora import (
     DEMO_CASES,
     SEVEN,

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 
 from bughunt.models import Observation
 from ledger import Ledger
-from tasks.score.outcomes import identity_of, summarize
-from tests.tasks.score.records_strategy import RECORDS, make
+from tasks.outcomes import identity_of, summarize
+from tests.tasks.outcomes.records_strategy import RECORDS, make
 
 
 def _views(records: list[Observation]) -> tuple[set[str], set[str], dict[str, str]]:

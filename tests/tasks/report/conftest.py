@@ -38,6 +38,8 @@ from bughunt.models import (
 from bughunt.stats import rate, wilson
 from corpus import load_corpus
 from tasks.flakes import FlakyTest
+from tasks.gate import GateDecision
+from tasks.outcomes import summarize
 from tasks.report import (
     CaseRow,
     ConsistencyPoint,
@@ -48,8 +50,7 @@ from tasks.report import (
     VersionRepro,
     WinRatePoint,
 )
-from tasks.score import CallCounts, GateDecision, JudgeHealth
-from tasks.score.outcomes import summarize
+from tasks.score import CallCounts, JudgeHealth
 from tasks.score.pairs import JudgeRef, PairCall, PairInput, StrategyConfig, score_pairs
 from tests.conftest import ROOT
 

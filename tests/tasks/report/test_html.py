@@ -9,11 +9,11 @@ from html.parser import HTMLParser
 import pytest
 from markupsafe import escape
 
+from tasks.outcomes import summarize
 from tasks.report import History, RunSummary, render_html, render_markdown
 from tasks.report._charts import charts, run_labels
 from tasks.report._escape import clip
 from tasks.score import JudgeHealth
-from tasks.score.outcomes import summarize
 from tests.tasks.report.conftest import hostile_strings
 
 VOID = {"meta", "link", "br", "hr", "img", "input", "col", "area", "base", "wbr", "source"}

@@ -15,9 +15,9 @@ from markdown_it import MarkdownIt
 from markupsafe import escape
 
 from bughunt.models import RunKind
+from tasks.gate import GateDecision, GateOutcome
 from tasks.report import History, RunSummary, md_escape, render_html, render_markdown
 from tasks.report._escape import clip
-from tasks.score import GateDecision, GateOutcome
 from tests.tasks.report.conftest import hostile_rationale, hostile_strings, make_summary
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.md"
@@ -180,7 +180,7 @@ def test_the_judges_last_calibration_is_shown_beside_its_verdicts(
 
 def test_an_adaptive_run_says_how_much_of_its_plan_it_evaluated(history: History) -> None:
     """A run that stopped early says so in both reports: evaluated of planned, batches, why."""
-    from tasks.score import Evaluation, StopReason
+    from tasks.gate import Evaluation, StopReason
 
     evaluation = Evaluation(
         adaptive=True,

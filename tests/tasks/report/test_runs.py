@@ -121,7 +121,7 @@ def test_a_run_is_named_by_a_unique_start_of_its_id(ledger: Ledger, summary: Run
 
 
 def _pr_run() -> RunSummary:
-    from tasks.score import GateDecision, GateOutcome
+    from tasks.gate import GateDecision, GateOutcome
     from tests.tasks.report.conftest import make_summary
 
     gate = GateDecision(

@@ -21,6 +21,7 @@ from bughunt.models import (
     VerdictOutcome,
 )
 from bughunt.stats import case_mean, wilson
+from tasks.outcomes import summarize
 from tasks.report import write_outputs, write_transcripts
 from tasks.report._summary import (
     case_rows,
@@ -29,7 +30,6 @@ from tasks.report._summary import (
     version_repro,
 )
 from tasks.sandbox import PairResult, SandboxResult
-from tasks.score import summarize
 from tests.conftest import ROOT
 
 RECORDED = ROOT / "corpus" / "demo" / "recorded"

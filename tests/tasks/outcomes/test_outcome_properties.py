@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bughunt.models import Observation, Status
-from tasks.score.outcomes import CaseState, OutcomeSummary, summarize
-from tests.tasks.score.records_strategy import RAW, RECORDS, make
+from tasks.outcomes import CaseState, OutcomeSummary, summarize
+from tests.tasks.outcomes.records_strategy import RAW, RECORDS, make
 
 
 def decisions(out: OutcomeSummary) -> dict[str, Any]:

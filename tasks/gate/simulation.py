@@ -16,8 +16,8 @@ alpha, sized (by simulation, on the same kind of draws) for 80% power to pass
 at ½ (or, when no n on the corpus reaches it, with its highest power).
 
 Pure and seeded: the same configuration gives the same numbers. The corpora
-come from :mod:`tasks.score._sim_corpus`, the runs from :mod:`tasks.score._sim_runs`,
-the fixed-size design from :mod:`tasks.score._sim_fixed`.
+come from :mod:`tasks.gate._sim_corpus`, the runs from :mod:`tasks.gate._sim_runs`,
+the fixed-size design from :mod:`tasks.gate._sim_fixed`.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bughunt.stats import wilson
-from tasks.score._gate import gate_steps
-from tasks.score._settings import GateThresholds
-from tasks.score._sim_corpus import (
+from tasks.gate._sequences import gate_steps
+from tasks.gate._settings import GateThresholds
+from tasks.gate._sim_corpus import (
     CATEGORIES,
     REPRO_MIX,
     CategoryMix,
@@ -44,8 +44,8 @@ from tasks.score._sim_corpus import (
     draw_scores,
     exact_score,
 )
-from tasks.score._sim_fixed import fixed_counts, smallest_powered
-from tasks.score._sim_runs import (
+from tasks.gate._sim_fixed import fixed_counts, smallest_powered
+from tasks.gate._sim_runs import (
     INCONCLUSIVE,
     PASS,
     REGRESSION,
@@ -312,7 +312,7 @@ def score_test_cases(
 def fixed_design_cases(at_half: SimCorpus, config: GateSimConfig) -> tuple[int, bool]:
     """n of the whole gate's fixed-size design on ``at_half`` (the corpus of true score ½):
     the smallest n ≥ 2 whose seeded simulated pass share (on ``config.verdicts``'s draws)
-    reaches ``config.power`` (:mod:`tasks.score._sim_fixed`), else the smallest n with the
+    reaches ``config.power`` (:mod:`tasks.gate._sim_fixed`), else the smallest n with the
     highest pass share; and whether it reached the power."""
     rng = np.random.default_rng(_seed(config, at_half, _FIXED_STREAM))
     _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds(), config.verdicts)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import VerdictOutcome
 from bughunt.sequential import WITH_REPLACEMENT, Side, bound
-from tasks.score._gate import PAIR_SCORE
+from tasks.gate._sequences import PAIR_SCORE
 
 
 class StopReason(StrEnum):

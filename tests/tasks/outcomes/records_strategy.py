@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from bughunt.models import Observation
-from tasks.score.records import record_from_dict
+from tasks.outcomes import record_from_dict
 
 _counter = itertools.count()
 BASE = datetime(2026, 1, 1, tzinfo=UTC)

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy.stats import norm
 
-from tasks.score import GateThresholds
-from tasks.score._gate import Sequences, gate_steps
-from tasks.score._sim_corpus import CATEGORIES, Verdicts, build_corpus, draw_scores, exact_score
-from tasks.score._sim_fixed import fixed_counts
-from tasks.score.gate_simulation import (
+from tasks.gate import GateThresholds
+from tasks.gate._sequences import Sequences, gate_steps
+from tasks.gate._sim_corpus import CATEGORIES, Verdicts, build_corpus, draw_scores, exact_score
+from tasks.gate._sim_fixed import fixed_counts
+from tasks.gate.simulation import (
     INCONCLUSIVE,
     PASS,
     REGRESSION,

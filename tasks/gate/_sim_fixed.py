@@ -23,7 +23,7 @@ plan whose reproduction measure sits exactly on its threshold does not pass.
 The first n cases of a uniformly random order are a uniform sample without
 replacement, so one order per run gives every n at once (running sums). The
 pair scores are drawn as the gate's runs draw them
-(:func:`tasks.score._sim_corpus.draw_scores`).
+(:func:`tasks.gate._sim_corpus.draw_scores`).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from tasks.score._gate import REGRESSION_TESTS
-from tasks.score._settings import GateThresholds
-from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
+from tasks.gate._sequences import REGRESSION_TESTS
+from tasks.gate._settings import GateThresholds
+from tasks.gate._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 MIN_CASES = 2
 """Fewest cases of a fixed design: the sample variance needs two."""

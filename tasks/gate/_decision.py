@@ -12,33 +12,25 @@ cases in the run's seeded random order, so they stay valid when an adaptive
 run looks after every batch. A case's pair score is 1 (candidate wins), ½
 (tie) or 0; a case that could not be judged or run counts as the worst value
 for the test it could pass and the best for the one it could fail, so a
-missing result never helps either way.
-
-The two measures take different forms of the bound. A verdict is a noisy
-measurement (the judge answers differently on another call), so the score's
-bound is the with-replacement form, about the score the candidate would get
-on cases like these; the without-replacement form, built from the observed
-scores, is wrong under that noise (14% false passes measured at alpha 5%). A
-case's reproduction outcome is already de-noised (repeated executions, the
-flake ledger turns an unstable test into a missing result), so the
-reproduction bound is the without-replacement form over the planned cases:
-about this run's reports on this plan, and tighter near its end.
+missing result never helps either way. Which form of the bound each measure
+takes, and why, is :mod:`tasks.gate._sequences`'s docstring.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
-from bughunt.models import Reproduction, ReproOutcome, Verdict, VerdictOutcome
-from bughunt.sequential import WITH_REPLACEMENT, Side, bound, rejected
-from tasks.score._settings import GateThresholds
+from bughunt.models import Reproduction, ReproOutcome, Verdict
+from bughunt.sequential import WITH_REPLACEMENT, Side, bound
+from tasks.gate._evidence import Evidence, ReproSamples, VerdictSamples, by_case, verdict_samples
+from tasks.gate._sequences import REGRESSION_TESTS, pass_tests, regression_tests
+from tasks.gate._settings import GateThresholds
 from tasks.score.pairs import SPLIT_TIE
 
 
@@ -57,9 +49,6 @@ EXIT_CODES: dict[GateOutcome, int] = {
     GateOutcome.NOTHING_TO_EVALUATE: 0,
     GateOutcome.INCONCLUSIVE: 4,
 }
-
-REGRESSION_TESTS = 2
-"""The regression family (score, reproduction) shares the gate's alpha (Bonferroni)."""
 
 
 class GateBounds(BaseModel):
@@ -114,201 +103,6 @@ def _decide(outcome: GateOutcome, message: str, **evidence: object) -> GateDecis
     )
 
 
-# ---- the sequential core: shared by the gate and its simulation ---------------------------------
-
-
-class Sequences(BaseModel):
-    """A run's cases in evaluation order, as the four score sequences the gate tests.
-
-    ``*_low`` count a missing result as 0 (the pass tests), ``*_high`` as 1
-    (the regression tests). Arrays of shape ``(..., T)``.
-    """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    score_low: NDArray[np.float64]
-    score_high: NDArray[np.float64]
-    repro_low: NDArray[np.float64]
-    repro_high: NDArray[np.float64]
-
-
-def regression_tests(
-    seqs: Sequences, population: int, thresholds: GateThresholds
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """(score shown below ½, reproduction shown worse) after each case, each at alpha/2."""
-    a = thresholds.alpha / REGRESSION_TESTS
-    return (
-        rejected(seqs.score_high, population=WITH_REPLACEMENT, m=0.5, alpha=a, side=Side.BELOW),
-        rejected(seqs.repro_high, population=population, m=0.5, alpha=a, side=Side.BELOW),
-    )
-
-
-def pass_tests(
-    seqs: Sequences, population: int, thresholds: GateThresholds
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """(score shown ≥ ½ − margin, reproduction shown within the margin) after each case, each
-    at alpha (an intersection–union test needs no split)."""
-    a, margin = thresholds.alpha, thresholds.margin
-    return (
-        rejected(
-            seqs.score_low, population=WITH_REPLACEMENT, m=0.5 - margin, alpha=a, side=Side.ABOVE
-        ),
-        rejected(
-            seqs.repro_low,
-            population=population,
-            m=0.5 - margin / 2,
-            alpha=a,
-            side=Side.ABOVE,
-        ),
-    )
-
-
-def gate_steps(
-    seqs: Sequences, population: int, thresholds: GateThresholds
-) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
-    """(regression shown, pass shown) after each case, once shown staying shown.
-
-    ``population`` is the plan's size: the reproduction bounds are without
-    replacement from it, the score's with replacement (see the module's docstring).
-    Regression: the score's upper bound < ½, or the reproduction measure's
-    upper bound < ½, each at alpha/2. Pass: the score's lower bound ≥ ½ −
-    margin and the reproduction rate not lower by more than the margin, each
-    at alpha.
-    """
-    score_down, repro_down = regression_tests(seqs, population, thresholds)
-    score_ok, repro_ok = pass_tests(seqs, population, thresholds)
-    return score_down | repro_down, score_ok & repro_ok
-
-
-# ---- from a run's evidence to the sequences -------------------------------------------------------
-
-PAIR_SCORE: dict[VerdictOutcome, float] = {
-    VerdictOutcome.CANDIDATE: 1.0,
-    VerdictOutcome.TIE: 0.5,
-    VerdictOutcome.BASELINE: 0.0,
-}
-_DECIDED = {ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED}
-
-
-def _repro_value(b: ReproOutcome | None, c: ReproOutcome | None) -> float | None:
-    if b not in _DECIDED or c not in _DECIDED:
-        return None
-    won = float(c is ReproOutcome.REPRODUCED) - float(b is ReproOutcome.REPRODUCED)
-    return (won + 1) / 2
-
-
-VerdictSamples = VerdictOutcome | Sequence[VerdictOutcome]
-"""A case's verdict, or one per agent sample (``--agent-samples``), in sample order."""
-ReproSamples = ReproOutcome | Sequence[ReproOutcome]
-"""A case's reproduction outcome of one version, or one per agent sample, in sample order."""
-
-
-_E = TypeVar("_E", bound=StrEnum)
-_T = TypeVar("_T")
-
-
-def _listed(value: _E | Sequence[_E] | None) -> list[_E]:
-    if value is None:
-        return []
-    return [value] if isinstance(value, StrEnum) else list(value)
-
-
-def _sample(values: Sequence[ReproOutcome], i: int) -> ReproOutcome | None:
-    """Sample ``i`` of one side; a side with one outcome (a replay agent) shows it in every sample."""
-    return values[i] if i < len(values) else (values[0] if len(values) == 1 else None)
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
-class _Evidence:
-    """The evaluated cases in order, each with its pair score and reproduction measure.
-
-    With several agent samples per case, the case stays the unit: its value
-    is the mean over its samples, and a missing sample counts as 0 in the
-    case's low value and 1 in its high one (as a missing case does), so the
-    bounds' n is the number of cases, never of samples.
-    """
-
-    def __init__(
-        self,
-        order: Sequence[str],
-        verdicts: Mapping[str, VerdictSamples],
-        baseline: Mapping[str, ReproSamples],
-        candidate: Mapping[str, ReproSamples],
-        evaluated: int | None,
-        split_ties: Collection[str | tuple[str, int]] = (),
-    ) -> None:
-        if evaluated is not None:
-            self.cases = list(order[:evaluated])
-        else:
-            seen = set(verdicts) | set(baseline) | set(candidate)
-            self.cases = [c for c in order if c in seen]
-        # A tie only because the calls split between the sides is no evidence of equality:
-        # the pair counts as unjudged, never as ½. A case id names all its samples.
-        split = set(split_ties)
-        self.split = 0.0
-        self.ties = 0.0
-        self.unjudged = 0.0
-        self.score: list[float | None] = []
-        self.score_low: list[float] = []
-        self.score_high: list[float] = []
-        for c in self.cases:
-            outcomes = _listed(verdicts.get(c)) or [VerdictOutcome.UNSCORED]
-            splits = [c in split or (c, i) in split for i in range(len(outcomes))]
-            self.split += _mean([float(s) for s in splits])
-            values = [
-                None if s else PAIR_SCORE.get(o) for o, s in zip(outcomes, splits, strict=True)
-            ]
-            self.ties += _mean(
-                [
-                    float(o is VerdictOutcome.TIE and not s)
-                    for o, s in zip(outcomes, splits, strict=True)
-                ]
-            )
-            self._add(values, self.score, self.score_low, self.score_high)
-            self.unjudged += _mean([float(v is None) for v in values])
-        self.repro: list[float | None] = []
-        self.repro_low: list[float] = []
-        self.repro_high: list[float] = []
-        for c in self.cases:
-            b, k = _listed(baseline.get(c)), _listed(candidate.get(c))
-            n = max(len(b), len(k), 1)
-            values = [_repro_value(_sample(b, i), _sample(k, i)) for i in range(n)]
-            self._add(values, self.repro, self.repro_low, self.repro_high)
-
-    @staticmethod
-    def _add(
-        values: Sequence[float | None],
-        known: list[float | None],
-        low: list[float],
-        high: list[float],
-    ) -> None:
-        """One case's samples: its value (None unless every sample is known), low and high."""
-        known.append(None if None in values else _mean([v for v in values if v is not None]))
-        low.append(_mean([0.0 if v is None else v for v in values]))
-        high.append(_mean([1.0 if v is None else v for v in values]))
-
-    def unrun(self, side: Mapping[str, ReproSamples], case: str) -> float:
-        """Share of one version's samples on ``case`` that could not be run (1 when none ran)."""
-        values = _listed(side.get(case))
-        if not values:
-            return 1.0
-        return _mean([float(v is ReproOutcome.ERROR) for v in values])
-
-    def sequences(self) -> Sequences:
-        def array(values: list[float]) -> NDArray[np.float64]:
-            return np.array(values, dtype=np.float64)
-
-        return Sequences(
-            score_low=array(self.score_low),
-            score_high=array(self.score_high),
-            repro_low=array(self.repro_low),
-            repro_high=array(self.repro_high),
-        )
-
-
 def _bounds(
     values: list[float | None],
     low: NDArray[np.float64],
@@ -338,7 +132,7 @@ def _bounds(
 
 
 def _unrun_problem(
-    ev: _Evidence,
+    ev: Evidence,
     baseline: Mapping[str, ReproSamples],
     candidate: Mapping[str, ReproSamples],
     thresholds: GateThresholds,
@@ -352,9 +146,7 @@ def _unrun_problem(
     return None
 
 
-def _unjudged_problem(
-    ev: _Evidence, judge_degraded: bool, thresholds: GateThresholds
-) -> str | None:
+def _unjudged_problem(ev: Evidence, judge_degraded: bool, thresholds: GateThresholds) -> str | None:
     """Why the review failed on judging: too many pairs unjudged, the breaker opened, or none judged."""
     if not ev.cases:
         return "no pair was judged" if judge_degraded else None
@@ -481,7 +273,7 @@ def decide_gate(
         return _decide(
             GateOutcome.NOTHING_TO_EVALUATE, "Nothing to evaluate: the plan selects no case."
         )
-    ev = _Evidence(order, verdicts, baseline_repro, candidate_repro, evaluated, split_ties)
+    ev = Evidence(order, verdicts, baseline_repro, candidate_repro, evaluated, split_ties)
     seqs = ev.sequences()
     score_b = _bounds(
         ev.score, seqs.score_low, seqs.score_high, planned_cases, thresholds, form=WITH_REPLACEMENT
@@ -573,16 +365,3 @@ def gate_of_rows(
         evaluated=evaluated,
         split_ties=[(v.case_id, v.sample) for v in verdicts if v.reason == SPLIT_TIE],
     )
-
-
-def by_case(rows: Iterable[tuple[str, int, _T]]) -> dict[str, list[_T]]:
-    """Each case's values in sample order, from (case, sample, value) triples."""
-    out: dict[str, dict[int, _T]] = {}
-    for case, sample, value in rows:
-        out.setdefault(case, {})[sample] = value
-    return {case: [v for _, v in sorted(samples.items())] for case, samples in out.items()}
-
-
-def verdict_samples(verdicts: Iterable[Verdict]) -> dict[str, list[VerdictOutcome]]:
-    """Each case's verdicts in sample order (one per agent sample)."""
-    return by_case((v.case_id, v.sample, v.outcome) for v in verdicts)

@@ -1,9 +1,9 @@
 """The gate's simulated runs: orders of a corpus through the gate, decided at its looks.
 
 A run is one uniformly random order of a corpus, its pair scores as the
-corpus holds them or drawn afresh (:class:`~tasks.score._sim_corpus.Verdicts`),
+corpus holds them or drawn afresh (:class:`~tasks.gate._sim_corpus.Verdicts`),
 its reproduction measures the corpus's. The gate's core
-(:func:`tasks.score._gate.gate_steps`, or a stand-in a test injects) says
+(:func:`tasks.gate._sequences.gate_steps`, or a stand-in a test injects) says
 after every case whether regression or pass is shown; only the looks after
 each batch count, and the first look where either holds decides.
 """
@@ -15,9 +15,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from tasks.score._gate import Sequences, gate_steps
-from tasks.score._settings import GateThresholds
-from tasks.score._sim_corpus import SimCorpus, Verdicts, draw_scores
+from tasks.gate._sequences import Sequences, gate_steps
+from tasks.gate._settings import GateThresholds
+from tasks.gate._sim_corpus import SimCorpus, Verdicts, draw_scores
 
 Steps = Callable[[Sequences, int, GateThresholds], tuple[NDArray[np.bool_], NDArray[np.bool_]]]
 """The gate's sequential core: (regression shown, pass shown) after each case."""

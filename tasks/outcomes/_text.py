@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.score.outcomes import OutcomeSummary
+from tasks.outcomes._summary import OutcomeSummary
 
 
 def _pct(x: float) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from bughunt.models import Reproduction, ReproOutcome, Strategy, Verdict, VerdictOutcome
-from tasks.score import (
+from tasks.gate import (
     GateDecision,
     GateThresholds,
     decide_gate,
@@ -17,7 +17,7 @@ from tasks.score import (
     score_interval,
     verdict_samples,
 )
-from tasks.score._gate import ReproSamples, VerdictSamples, _Evidence, by_case
+from tasks.gate._evidence import Evidence, ReproSamples, VerdictSamples, by_case
 from tasks.score.pairs import SPLIT_TIE
 
 R, N, E = ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED, ReproOutcome.ERROR
@@ -63,9 +63,9 @@ def evidence(
     baseline: Mapping[str, ReproSamples] | None = None,
     candidate: Mapping[str, ReproSamples] | None = None,
     split_ties: Sequence[str | tuple[str, int]] = (),
-) -> _Evidence:
+) -> Evidence:
     order = sorted({*verdicts, *(baseline or {}), *(candidate or {})})
-    return _Evidence(order, verdicts, baseline or {}, candidate or {}, None, split_ties)
+    return Evidence(order, verdicts, baseline or {}, candidate or {}, None, split_ties)
 
 
 def test_bounds_count_cases_not_samples() -> None:

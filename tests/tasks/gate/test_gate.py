@@ -11,7 +11,7 @@ import pytest
 
 from bughunt.errors import InputError
 from bughunt.models import ReproOutcome, Strategy, VerdictOutcome
-from tasks.score import (
+from tasks.gate import (
     GateDecision,
     GateOutcome,
     GateThresholds,

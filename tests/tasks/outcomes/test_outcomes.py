@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from tasks.score.outcomes import CaseState, summarize
-from tests.tasks.score.records_strategy import make
+from tasks.outcomes import CaseState, summarize
+from tests.tasks.outcomes.records_strategy import make
 
 
 def s(*raws: dict[str, Any]) -> Any:

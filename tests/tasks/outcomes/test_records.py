@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import Status
-from tasks.score.records import read_records
+from tasks.outcomes import read_records
 
 
 def read(tmp_path: Path, content: bytes, name: str = "r.jsonl") -> object:
