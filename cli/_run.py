@@ -13,8 +13,7 @@ from bughunt.models import RunKind
 from bughunt.safeio import read_input
 from cli._common import JsonOpt, guarded, print_json
 from cli._params import with_model_options
-from flows import RunParams, evaluates_nothing, prepare
-from tasks.classify import changed_paths
+from flows import RunParams, evaluates_nothing, handed_over, prepare
 
 if TYPE_CHECKING:
     from flows import RunResult
@@ -81,12 +80,13 @@ def _as_json(result: RunResult) -> dict[str, Any]:
 @with_model_options(RunParams)
 def nightly(*, params: RunParams, as_json: JsonOpt = False) -> None:
     """Run the nightly comparison on a corpus; print the headline figures and the report's path."""
-    prepare(params, RunKind.NIGHTLY)  # bad input: exit 2 before Prefect starts, nothing stored
+    prepared = prepare(params, RunKind.NIGHTLY)  # bad input: exit 2 before Prefect starts
     _sweep_leftovers(params.run_id)  # before Prefect's server: a killed run's leftovers go
     _local_prefect()
     from flows.nightly import nightly_flow  # imported late: Prefect reads settings at import
 
-    result = nightly_flow(params=params)
+    with handed_over(prepared):  # the flow runs what was prepared here, not prepared again
+        result = nightly_flow(params=params)
     if as_json:
         print_json(_as_json(result))
     else:
@@ -112,20 +112,21 @@ def pr(
     Inconclusive exits 0 where ``[tool.bughunt.gate] inconclusive = "pass"`` accepts it.
     """
     raw = read_input(diff, what="a PR diff")
-    changed_paths(raw, file=str(diff))  # bad input: exit 2 before Prefect starts, nothing stored
-    prepared = prepare(params, RunKind.PR, raw)
-    if evaluates_nothing(prepared, raw):
+    # bad input (not a diff at all, first): exit 2 before Prefect starts, nothing stored
+    prepared = prepare(params, RunKind.PR, raw, diff_file=str(diff))
+    if evaluates_nothing(prepared):
         # The plan runs no case: the run is recorded and reported here, with no flow run and
         # no Prefect server (nothing would be orchestrated).
         from flows import run_pipeline
 
-        result = run_pipeline(params, RunKind.PR, raw, orchestrated=False)
+        result = run_pipeline(prepared, orchestrated=False)
     else:
         _sweep_leftovers(params.run_id)  # before Prefect's server: a killed run's leftovers go
         _local_prefect()
         from flows.pr import pr_flow
 
-        result = pr_flow(diff=str(diff), params=params)
+        with handed_over(prepared):  # the flow runs what was prepared here, not prepared again
+            result = pr_flow(diff=str(diff), params=params)
     if as_json:
         print_json(
             _as_json(result)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from bughunt.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from flows._inputs import evaluates_nothing, prepare
     from flows._pipeline import STAGES, RunResult, run_pipeline
+    from flows._prepare import Prepared, evaluates_nothing, handed_over, prepare
     from flows.nightly import nightly_flow
     from flows.params import RunParams, new_run_id, run_seed
     from flows.pr import pr_flow
@@ -26,17 +26,21 @@ _LAZY = {
     "STAGES": "flows._pipeline",
     "RunResult": "flows._pipeline",
     "run_pipeline": "flows._pipeline",
-    "prepare": "flows._inputs",
-    "evaluates_nothing": "flows._inputs",
+    "Prepared": "flows._prepare",
+    "prepare": "flows._prepare",
+    "evaluates_nothing": "flows._prepare",
+    "handed_over": "flows._prepare",
     "nightly_flow": "flows.nightly",
     "pr_flow": "flows.pr",
 }
 
 __all__ = [
     "STAGES",
+    "Prepared",
     "RunParams",
     "RunResult",
     "evaluates_nothing",
+    "handed_over",
     "new_run_id",
     "nightly_flow",
     "pr_flow",

@@ -71,6 +71,8 @@ class RunContext:
     params: RunParams
     kind: RunKind
     gate: GateThresholds
+    flake_thresholds: flakes.FlakeThresholds
+    """The flake thresholds the run resolved from the project's configuration."""
     judged: bool
     """Whether the plan scores the pairs (else only the sandbox and flake stages run)."""
     corpus_content: str | None = None
@@ -151,7 +153,7 @@ def _run_batch(
     flaked = chain.stage(
         flakes.RECORD,
         flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
-        flakes.FlakeSettings(),
+        flakes.FlakeSettings(thresholds=ctx.flake_thresholds),
     )
     progress.flakes.append(flaked)
     progress.evaluated += len(cases)

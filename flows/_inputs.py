@@ -1,46 +1,28 @@
-"""What a run starts from, checked before anything runs (docs/architecture.md#a-run-id-means-one-set-of-inputs).
-
-:func:`prepare` loads and checks everything a run is given (the ledger file,
-the corpus, the agents, the judges, the gate, the run id's earlier inputs)
-without Prefect and without writing, so the CLI refuses bad input before
-Prefect's server starts and the flow starts from the same checks.
+"""What defines a run, recorded with its first event and compared on a resume
+(docs/architecture.md#a-run-id-means-one-set-of-inputs).
 
 Giving an existing run id resumes that run: finished stages are restored and
 the rest run, and every observation and verdict joins the ones stored. That
 is sound only when the inputs are the ones the run started with; a changed
-corpus, agent, report, judge or setting would mix two evaluations under one
-id. So a run records what defines it (:func:`run_inputs`) with its first
-event, and a later start of the same id with other inputs is refused
-(:func:`check_same_inputs`) before anything is stored.
+corpus, agent, report, judge, setting or configuration would mix two
+evaluations under one id. So a run records what defines it
+(:func:`run_inputs`) with its first event, and a later start of the same id
+with other inputs is refused (:func:`check_same_inputs`) before anything is
+stored. ``flows/_prepare.py`` loads what a run is given and calls these.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from bughunt.errors import InputError
 from bughunt.hashing import hash_json, sha256_bytes
-from bughunt.models import AgentVersion, PipelineStage, RunInfo, RunKind
-from corpus import (
-    CACHE_FILE,
-    TREE_EXCLUDE,
-    Corpus,
-    agent_secrets,
-    hash_cache_at,
-    load_corpus,
-    model_key,
-)
-from flows._runner import check_runner_env
-from flows.params import RunParams, new_run_id, run_seed
-from judging.judges import JudgeConfig, build_judge, load_judges
-from ledger import Ledger, runs_folder
-from tasks.classify import CaseScope, plan_for_diff
-from tasks.gate import GateThresholds, load_gate_thresholds
-from tasks.sandbox import corpus_images
+from bughunt.models import RunInfo, RunKind
+from corpus import TREE_EXCLUDE, Corpus, hash_cache_at
+from flows._config import UNRECORDED, RunConfig
+from flows.params import RunParams
+from judging.judges import JudgeConfig
+from ledger import Ledger
 
 OPERATIONAL: frozenset[str] = frozenset(
     {
@@ -65,28 +47,30 @@ INPUTS_KEY = "inputs"
 """Key of the inputs in the parameters a run's events record."""
 
 
+def corpus_content(corpus: Corpus, hash_cache: str | None) -> str:
+    """The hash of the whole corpus folder (cases, target, agents, their recorded reports and
+    scripts), read through the stat cache at ``hash_cache``."""
+    with hash_cache_at(hash_cache) as cache:
+        return cache.hash_tree(corpus.root, exclude=TREE_EXCLUDE)
+
+
 def run_inputs(
     params: RunParams,
     kind: RunKind,
-    corpus: Corpus,
+    corpus_hash: str,
     judges: list[JudgeConfig],
-    gate: BaseModel,
+    config: RunConfig,
     pr_diff: bytes | None,
-    hash_cache: str | None,
 ) -> dict[str, Any]:
-    """What defines a run: its kind and settings, and hashes of its corpus folder, judges and diff.
-
-    The corpus folder is hashed whole (cases, target, agents, their recorded
-    reports and scripts), through the stat cache at ``hash_cache``.
-    """
-    with hash_cache_at(hash_cache) as cache:
-        corpus_hash = cache.hash_tree(corpus.root, exclude=TREE_EXCLUDE)
+    """What defines a run: its kind and settings, the project's configuration it runs with
+    (:meth:`RunConfig.recorded`), and hashes of its corpus folder (:func:`corpus_content`),
+    judges and diff."""
     return {
         "kind": kind.value,
         **params.model_dump(mode="json", exclude=set(OPERATIONAL)),
         "corpus_content": corpus_hash,
         "judges": hash_json([j.model_dump(mode="json") for j in judges]),
-        "gate": gate.model_dump(mode="json"),
+        **config.recorded(),
         "pr_diff": sha256_bytes(pr_diff) if pr_diff is not None else None,
     }
 
@@ -100,12 +84,15 @@ _NO_DEFAULT = object()
 
 
 def _default(key: str) -> Any:
-    """A run parameter's default, as JSON: what a run recorded before the parameter existed had.
+    """A run parameter's or configuration's default, as JSON: what a run recorded before the
+    parameter (or the configuration's entry) existed had.
 
     A run started by an older bughunt did not record a parameter added since;
     it ran with that parameter's default, so resuming it with the default is
     resuming it with the same inputs.
     """
+    if key in UNRECORDED:
+        return UNRECORDED[key]
     field = RunParams.model_fields.get(key)
     if field is None or field.is_required():
         return _NO_DEFAULT
@@ -125,7 +112,7 @@ def recorded_inputs(store: Ledger, run_id: str) -> dict[str, Any] | None:
     return None
 
 
-def _sharding(
+def with_sharding(
     store: Ledger, run_id: str, params: RunParams, size: int | None, tail: bool
 ) -> RunParams:
     """``params`` with the shard size and tail it does not give filled in: what the run recorded
@@ -172,109 +159,3 @@ def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> Non
             "resume it with the same inputs, or give a new --run-id (nothing was run)",
             field="run_id",
         )
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """A run's checked inputs, ready for its first stage."""
-
-    store: Ledger
-    run_id: str
-    params: RunParams
-    """The parameters with the seed filled in (drawn from the run id when not given)."""
-    corpus: Corpus
-    baseline: AgentVersion
-    candidate: AgentVersion
-    judges: list[JudgeConfig]
-    gate: GateThresholds
-    hash_cache: str
-    """The corpus hash cache file, beside the ledger (a stat identity means something only here)."""
-    inputs: dict[str, Any]
-    """What defines the run (:func:`run_inputs`), recorded with its first event."""
-
-
-def _agent(corpus: Corpus, name: str | None, role: str) -> AgentVersion:
-    pairing = corpus.config.pairing
-    wanted = name or (pairing.baseline if role == "baseline" else pairing.candidate)
-    for a in corpus.config.agents:
-        if a.name == wanted:
-            return a
-    known = ", ".join(a.name for a in corpus.config.agents)
-    raise InputError(
-        f"no agent named {wanted!r} for the {role}; the corpus has: {known}",
-        file=str(corpus.config_file),
-    )
-
-
-def _judges(params: RunParams) -> list[JudgeConfig]:
-    """The judge's (or jury's) configurations; fails now on a missing key or bad config."""
-    configs = load_judges(Path(params.judges_config) if params.judges_config else None)
-    resolved = configs.resolve(params.judge)
-    for config in resolved:
-        build_judge(config)
-    return list(resolved)
-
-
-def prepare(
-    params: RunParams,
-    kind: RunKind,
-    pr_diff: bytes | None = None,
-    *,
-    shard_default: int | None = None,
-    shard_tail_default: bool = False,
-) -> Prepared:
-    """Load and check what the run is given; nothing is written, nothing runs.
-
-    Raises a :class:`~bughunt.errors.BughuntError` naming the file, line or
-    field for a ledger that is not a whole ledger, a report folder that is a file, a bad corpus, an unknown
-    agent or judge, an agent's secret missing from the environment, a judge without its key, a bad gate table, a run id
-    started before with other inputs, or task-runner settings it cannot run with (a Dask scheduler without a Prefect
-    server).
-
-    ``shard_default`` is the shard size a new run takes when none is given (the
-    flow's, from its task runner); ``shard_tail_default`` whether it shrinks its last shards
-    when it does not say. A run started before keeps the size and the tail it recorded.
-    """
-    check_runner_env()
-    judges = _judges(params)  # first: a mistyped judge is answered before the corpus loads
-    store = Ledger(params.ledger)
-    store.check(writing=True)
-    if params.out is not None and Path(params.out).exists() and not Path(params.out).is_dir():
-        raise InputError("the report folder is a file", file=params.out, field="out")
-    run_id = params.run_id or new_run_id(kind.value)
-    if params.seed is None:  # recorded with the run's parameters, so a resume reuses it
-        params = params.model_copy(update={"seed": run_seed(run_id)})
-    # recorded too: a resume cuts the same shards
-    params = _sharding(store, run_id, params, shard_default, shard_tail_default)
-    corpus = load_corpus(params.corpus)
-    baseline = _agent(corpus, params.baseline, "baseline")
-    candidate = _agent(corpus, params.candidate, "candidate")
-    for agent in (baseline, candidate):  # a missing secret stops the run before any container
-        agent_secrets(agent, corpus=corpus)
-        model_key(agent, corpus=corpus)
-    # Each environment's recipe (package names, a hashed requirements file): no engine, no network.
-    # A bad agent environment stops the run; a bad target's costs its cases (the sandbox stage
-    # reports them unscored with the reason).
-    corpus_images(corpus, [baseline, candidate], target_errors={})
-    gate = load_gate_thresholds()
-    home = runs_folder(store.path)  # the cache is saved only into a folder that exists
-    home.mkdir(exist_ok=True)
-    hash_cache = str(home / CACHE_FILE)
-    inputs = run_inputs(params, kind, corpus, judges, gate, pr_diff, hash_cache)
-    check_same_inputs(store, run_id, inputs)
-    return Prepared(
-        store, run_id, params, corpus, baseline, candidate, judges, gate, hash_cache, inputs
-    )
-
-
-def evaluates_nothing(run: Prepared, pr_diff: bytes) -> bool:
-    """Whether a PR's plan runs neither the sandbox nor the score stage (a docs-only change).
-
-    The classify stage makes the same plan from the same diff, so such a run
-    needs no flow run and no Prefect server: ``bughunt run pr`` then runs it
-    in this process (``run_pipeline(..., orchestrated=False)``). Raises
-    :class:`InputError` for a diff that cannot be parsed, as the stage would.
-    """
-    plan = plan_for_diff(run.corpus, pr_diff)
-    evaluating = {PipelineStage.SANDBOX, PipelineStage.SCORE} & set(plan.stages)
-    return plan.scope is CaseScope.NONE or not evaluating

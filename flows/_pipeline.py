@@ -20,7 +20,8 @@ from pydantic import BaseModel
 from bughunt.models import PipelineStage, RunInfo, RunKind, RunStatus
 from flows._adaptive import RunContext, evaluate
 from flows._checkpoint import Checkpoints
-from flows._inputs import INPUTS_KEY, prepare
+from flows._inputs import INPUTS_KEY
+from flows._prepare import Prepared, for_runner
 from flows._progress import StageProgress, terminal
 from flows._runner import (
     RunnerStart,
@@ -30,7 +31,6 @@ from flows._runner import (
     submit_stage,
 )
 from flows._tasks import run_logger, stage_function, stage_task
-from flows.params import RunParams
 from ledger import Ledger, StageInputs, StageRecord
 from tasks import classify, hash_corpus, report
 from tasks.report import RunSummary
@@ -133,26 +133,24 @@ class _Chain:
         return [s for s in PipelineStage if s.value in seen]
 
 
-def run_pipeline(
-    params: RunParams, kind: RunKind, pr_diff: bytes | None = None, *, orchestrated: bool = True
-) -> RunResult:
-    """Run (or resume) one run end to end; every ledger write happens here, in bulk.
+def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
+    """Run (or resume) one prepared run (:func:`~flows._prepare.prepare`) end to end; every
+    ledger write happens here, in bulk.
 
     ``orchestrated=False`` runs each stage as its plain function, outside any
     flow run and without Prefect artifacts: for a PR whose plan evaluates
-    nothing (:func:`~flows._inputs.evaluates_nothing`), which then needs no
+    nothing (:func:`~flows._prepare.evaluates_nothing`), which then needs no
     Prefect server; its sandbox or score stage, were the plan to have one,
     raises :class:`ValueError` (shards need a flow's task runner).
     """
-    run = prepare(
-        params,
-        kind,
-        pr_diff,
-        shard_default=shard_default() if orchestrated else None,
-        shard_tail_default=orchestrated and shard_tail_default(),
+    run = for_runner(
+        run,
+        shard_default() if orchestrated else None,
+        orchestrated and shard_tail_default(),
     )
-    store, run_id, params, corpus = run.store, run.run_id, run.params, run.corpus
-    baseline, candidate, gate, hash_cache = run.baseline, run.candidate, run.gate, run.hash_cache
+    store, run_id, params, corpus, kind = run.store, run.run_id, run.params, run.corpus, run.kind
+    baseline, candidate, hash_cache = run.baseline, run.candidate, run.hash_cache
+    gate = run.config.gate
     judges = run.judges
     started = datetime.now(UTC)
     recorded = params.model_dump(mode="json", exclude={"ledger", "out", "run_id"})
@@ -178,8 +176,8 @@ def run_pipeline(
 
     classified = chain.stage(
         classify.RECORD,
-        classify.ClassifyInputs(**ids, corpus=corpus, pr_diff=pr_diff),
-        classify.ClassifySettings(hash_cache=hash_cache),
+        classify.ClassifyInputs(**ids, corpus=corpus, changed_paths=run.changed),
+        classify.ClassifySettings(hash_cache=hash_cache, impact=run.config.impact),
     )
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
     evaluates = PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned
@@ -205,6 +203,7 @@ def run_pipeline(
                 params=params,
                 kind=kind,
                 gate=gate,
+                flake_thresholds=run.config.flakes,
                 judged=PipelineStage.SCORE in planned,
                 corpus_content=run.inputs.get("corpus_content"),
             ),

@@ -10,6 +10,7 @@ from prefect import flow
 
 from bughunt.models import RunKind
 from flows._pipeline import STAGES, RunResult, finished, run_pipeline
+from flows._prepare import handed, prepare
 from flows._runner import task_runner_from_env
 from flows.params import RunParams, new_run_id
 
@@ -22,5 +23,9 @@ def nightly_flow(params: RunParams | None = None) -> RunResult:
 
     ``params`` is the whole :class:`~flows.params.RunParams` (a deployment's
     ``parameters: {params: {...}}`` are validated against it); ``None``: its defaults.
+    The run ``bughunt run nightly`` prepared and handed over is taken as it is, else the
+    run is prepared here (:func:`~flows._prepare.prepare`).
     """
-    return finished(run_pipeline(params or RunParams(), RunKind.NIGHTLY))
+    params = params or RunParams()
+    run = handed(params, RunKind.NIGHTLY) or prepare(params, RunKind.NIGHTLY)
+    return finished(run_pipeline(run))

@@ -14,9 +14,9 @@ from bughunt.errors import TerminalError
 from bughunt.models import RunKind
 from bughunt.safeio import read_input
 from flows._pipeline import RunResult, finished, run_pipeline
+from flows._prepare import handed, prepare
 from flows._runner import task_runner_from_env
 from flows.params import RunParams
-from tasks.classify import changed_paths
 
 __all__ = ["pr_flow"]
 
@@ -30,11 +30,15 @@ def pr_flow(diff: str, params: RunParams | None = None, fail_on_gate: bool = Fal
     inconclusive (unless ``[tool.bughunt.gate] inconclusive = "pass"``) ends
     the flow run Failed (after everything is written), so ``prefect
     deployment run --watch`` exits non-zero; the gate itself is in the run's
-    report and ledger, and in the final state's message either way.
+    report and ledger, and in the final state's message either way. The run ``bughunt run
+    pr`` prepared and handed over is taken as it is, else the run is prepared here (the
+    diff read and parsed once; not a diff at all is bad input, before the run is recorded).
     """
-    data = read_input(diff, what="a PR diff")
-    changed_paths(data, file=diff)  # not a diff at all is bad input, before the run is recorded
-    result = run_pipeline(params or RunParams(), RunKind.PR, pr_diff=data)
+    params = params or RunParams()
+    run = handed(params, RunKind.PR, diff) or prepare(
+        params, RunKind.PR, read_input(diff, what="a PR diff"), diff_file=diff
+    )
+    result = run_pipeline(run)
     gate = result.summary.gate
     if fail_on_gate and gate is not None and gate.fails_flow():
         raise GateFailed(

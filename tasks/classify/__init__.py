@@ -7,7 +7,8 @@
 - :func:`check_target_tree`, :func:`symlink_problem` — the one rule for symlinks in a target tree
   (none at all), shared with the sandbox (``tasks/classify/_target.py``).
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
-- :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`.
+- :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`;
+  :func:`impact_config_of` — the globs of the repository holding a corpus.
 - :func:`confusion` — how far two labellings agree (:class:`Confusion`, with ``.markdown()``),
   the one measure of the classifier against hand labels and the mutation proposer's.
 
@@ -30,10 +31,17 @@ if TYPE_CHECKING:
         FileSummary,
         classify_case,
         classify_corpus,
+        plan_for_changed,
         plan_for_diff,
     )
     from tasks.classify._diff import ParsedPatch, changed_paths, parse_patch
-    from tasks.classify._entry import RECORD, ClassifyInputs, ClassifySettings, run
+    from tasks.classify._entry import (
+        RECORD,
+        ClassifyInputs,
+        ClassifySettings,
+        impact_config_of,
+        run,
+    )
     from tasks.classify._impact import (
         DEFAULT_IMPACT_GLOBS,
         CaseScope,
@@ -63,6 +71,7 @@ _WHERE = {
     "FileSummary": "tasks.classify._batch",
     "classify_case": "tasks.classify._batch",
     "classify_corpus": "tasks.classify._batch",
+    "plan_for_changed": "tasks.classify._batch",
     "plan_for_diff": "tasks.classify._batch",
     "ParsedPatch": "tasks.classify._diff",
     "changed_paths": "tasks.classify._diff",
@@ -70,6 +79,7 @@ _WHERE = {
     "RECORD": "tasks.classify._entry",
     "ClassifyInputs": "tasks.classify._entry",
     "ClassifySettings": "tasks.classify._entry",
+    "impact_config_of": "tasks.classify._entry",
     "run": "tasks.classify._entry",
     "DEFAULT_IMPACT_GLOBS": "tasks.classify._impact",
     "CaseScope": "tasks.classify._impact",
@@ -126,8 +136,10 @@ __all__ = [
     "confusion",
     "git_apply_argv",
     "git_apply_env",
+    "impact_config_of",
     "load_impact_config",
     "parse_patch",
+    "plan_for_changed",
     "plan_for_diff",
     "plan_for_paths",
     "previous_classifications",

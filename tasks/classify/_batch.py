@@ -6,7 +6,7 @@ data in, plain data out, no ledger, no Prefect import.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -225,11 +225,27 @@ def plan_for_diff(
     be parsed, or when ``pyproject.toml``'s impact table is invalid: a PR run
     must not guess what changed.
     """
+    return plan_for_changed(corpus, changed_paths(pr_diff), impact=impact, repo_root=repo_root)
+
+
+def plan_for_changed(
+    corpus: Corpus,
+    paths: Iterable[str],
+    *,
+    impact: ImpactConfig | None = None,
+    repo_root: Path | None = None,
+) -> RunPlan:
+    """The run plan for ``corpus`` of a PR's changed paths (:func:`changed_paths` of its diff).
+
+    ``repo_root`` and ``impact`` default as in :func:`plan_for_diff`. Raises
+    :class:`InputError` only when ``impact`` is not given and ``pyproject.toml``'s impact
+    table is invalid.
+    """
     root = repo_root or find_repo_root(corpus.root)
     if impact is None:
         impact = load_impact_config(root / "pyproject.toml" if root else None)
     layout = corpus_layout(corpus, root) if root else None
-    return plan_for_paths(changed_paths(pr_diff), impact=impact, layout=layout)
+    return plan_for_paths(paths, impact=impact, layout=layout)
 
 
 def _target_errors(corpus: Corpus) -> dict[str, InputError]:
@@ -253,10 +269,12 @@ def classify_corpus(
     apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
     keys: Mapping[str, str] | None = None,
     reuse: Mapping[str, CaseClassification | RejectedCase] | None = None,
+    changed: Iterable[str] | None = None,
 ) -> ClassifyResult:
     """Validate and label every case of ``corpus`` and plan the run, in one call.
 
-    Without ``pr_diff`` the plan is every case, every stage (a nightly run).
+    Without ``pr_diff`` the plan is every case, every stage (a nightly run);
+    ``changed``, a PR's changed paths parsed already, stands for its diff.
     A case whose patch fails validation joins the loader's rejected cases
     with its reason; the others are still labelled. A target tree holding a
     symlink (``tasks/classify/_target.py``) is checked first, once: then every
@@ -269,11 +287,12 @@ def classify_corpus(
     diff or impact config (see :func:`plan_for_diff`), and
     :class:`~bughunt.errors.TerminalError` when ``git`` is missing.
     """
-    plan = (
-        full_plan("no PR diff: every case, every stage")
-        if pr_diff is None
-        else plan_for_diff(corpus, pr_diff, impact=impact, repo_root=repo_root)
-    )
+    if changed is not None:
+        plan = plan_for_changed(corpus, changed, impact=impact, repo_root=repo_root)
+    elif pr_diff is not None:
+        plan = plan_for_diff(corpus, pr_diff, impact=impact, repo_root=repo_root)
+    else:
+        plan = full_plan("no PR diff: every case, every stage")
     labelled: list[CaseClassification] = []
     rejected = list(corpus.rejected)
     keys = dict(keys or {})

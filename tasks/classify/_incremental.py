@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from corpus import (
 )
 from ledger import Ledger
 from tasks.classify._batch import CaseClassification, ClassifyResult, classify_corpus
+from tasks.classify._impact import ImpactConfig
 from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S
 
 Reusable = CaseClassification | RejectedCase
@@ -134,25 +135,29 @@ def previous_classifications(store: Ledger, corpus: str) -> dict[str, Reusable]:
 
 def classify_incremental(
     corpus: Corpus,
-    pr_diff: bytes | None,
+    changed: Sequence[str] | None,
     previous: Mapping[str, Reusable],
     cache_path: str | os.PathLike[str] | None = None,
     *,
     max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
     apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
+    impact: ImpactConfig | None = None,
 ) -> ClassifyResult:
     """:func:`classify_corpus`, reusing ``previous`` results whose classify key is unchanged.
 
-    ``cache_path`` is the hash cache file (``None``: an in-memory cache).
+    ``changed`` is a PR's changed paths (``None``: a nightly run, every case and stage);
+    ``cache_path`` the hash cache file (``None``: an in-memory cache); ``impact`` the
+    globs the changed paths are classified by (``None``: :func:`classify_corpus`'s default).
     The result's ``classified`` and ``reused`` count the two kinds of case.
     """
     with hash_cache_at(cache_path) as cache:
         keys = classify_keys(corpus, cache, max_patch_bytes=max_patch_bytes)
     return classify_corpus(
         corpus,
-        pr_diff,
+        changed=changed,
         max_patch_bytes=max_patch_bytes,
         apply_timeout=apply_timeout,
+        impact=impact,
         reuse=previous,
         keys=keys,
     )

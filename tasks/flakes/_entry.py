@@ -36,8 +36,9 @@ class FlakeSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    thresholds: FlakeThresholds | None = None
-    """``None``: ``[tool.bughunt.flakes]`` of ./pyproject.toml, else the defaults."""
+    thresholds: FlakeThresholds = FlakeThresholds()
+    """The thresholds, resolved by the flow from ``[tool.bughunt.flakes]`` before the run
+    starts (the stage reads no configuration file); the defaults when not given."""
 
 
 class FlakeResult(BaseModel):

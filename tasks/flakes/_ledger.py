@@ -16,7 +16,7 @@ import pyarrow as pa
 from bughunt.models import FlakeRecord, FlakeState, Observation, utcnow
 from bughunt.spans import parse_span
 from ledger import Ledger, arrow_to_rows
-from tasks.flakes._config import FlakeThresholds, load_thresholds
+from tasks.flakes._config import FlakeThresholds
 from tasks.flakes._fold import update_flakes
 
 FLAKE_SCHEMA_VERSION = 4
@@ -76,14 +76,13 @@ def flake_update(
     ledger_reader: Ledger,
     observations: Sequence[Observation],
     run_id: str,
-    thresholds: FlakeThresholds | None = None,
+    thresholds: FlakeThresholds,
     now: datetime | None = None,
 ) -> list[FlakeRecord]:
     """Stage 4: the flake ledger rows for one run's observations, for the flow to write.
 
     Reads the previous records of the keys concerned (read-only); writes
-    nothing. ``thresholds`` default to :func:`load_thresholds` of the current
-    folder, ``now`` to the current time. See :func:`update_flakes`.
+    nothing. ``now`` defaults to the current time. See :func:`update_flakes`.
     """
     hashes = {o.case_hash for o in observations if o.case_hash is not None}
     previous = current_flakes(ledger_reader, hashes) if hashes else []
@@ -91,7 +90,7 @@ def flake_update(
         previous,
         observations,
         run_id,
-        thresholds if thresholds is not None else load_thresholds(),
+        thresholds,
         now if now is not None else utcnow(),
     )
 

@@ -37,10 +37,10 @@ class ScoreInputs(StageInputs):
     earlier: ScoreResult | None = None
     """What earlier batches of an adaptive run scored (``sandbox`` and ``flakes`` then cover
     them too): their pairs are not judged again."""
-    cached: list[JudgeCall] | None = Field(default=None, exclude=True)
+    cached: list[JudgeCall] = Field(exclude=True)
     """Earlier judge calls that may answer this stage's, read from the ledger by the flow before
-    the stage was submitted (a stage on another machine has no ledger to read); ``None``: read
-    the ledger where the stage runs. Not part of the stage's identity, like the ledger itself."""
+    the stage was submitted (a stage on another machine has no ledger to read; none when the
+    run refreshes the judge). Not part of the stage's identity, like the ledger itself."""
 
 
 def evidence_of(

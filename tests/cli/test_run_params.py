@@ -125,12 +125,12 @@ def test_the_deadline_options_reach_the_sandbox_settings(
     """`--agent-timeout` and `--test-timeout` on either run command become the sandbox stage's
     deadlines (stopped after the input checks, before any run starts)."""
     import cli._run
-    from flows._inputs import Prepared
+    from flows import Prepared
 
     seen: list[Prepared] = []
 
-    def checked_then_stop(*args: Any) -> None:
-        seen.append(prepare(*args))
+    def checked_then_stop(*args: Any, **kwargs: Any) -> None:
+        seen.append(prepare(*args, **kwargs))
         raise typer.Exit(0)
 
     monkeypatch.setattr(cli._run, "prepare", checked_then_stop)

@@ -105,6 +105,47 @@ def test_the_same_corpus_elsewhere_is_the_same_input(
     assert Ledger(ledger).query("SELECT count(*) AS n FROM runs")[0]["n"] > runs
 
 
+def test_other_flake_thresholds_are_refused(
+    first_run: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume started where ``[tool.bughunt.flakes]`` says otherwise is refused, naming the
+    thresholds (they decide which outcomes are flaky); the ledger does not change."""
+    ledger, params = first_run
+    here = Path("pyproject.toml").read_text()  # what the first run was started with
+    assert "min_runs = 5" in here
+    (tmp_path / "pyproject.toml").write_text(here.replace("min_runs = 5", "min_runs = 7"))
+    monkeypatch.chdir(tmp_path)
+    before = _rows(ledger)
+    with pytest.raises(InputError, match="was started with other inputs") as caught:
+        nightly_flow(params=RunParams(**params))
+    assert "flakes: {" in str(caught.value) and "'min_runs': 7" in str(caught.value)
+    assert "gate:" not in str(caught.value)
+    assert _rows(ledger) == before
+
+
+def test_a_run_recorded_before_its_flake_thresholds_resumes_with_the_defaults(
+    ledger: Ledger,
+) -> None:
+    """A run whose inputs hold no flake thresholds ran with the defaults: they resume it, and
+    others are refused (no engine, no flow: the check alone)."""
+    defaults = {"min_flips": 2, "min_runs": 5, "clear_after_runs": 10, "clear_after_days": 14}
+    now = {"kind": "nightly", "repeats": 1, "corpus_content": "c", "flakes": defaults}
+    old = {key: value for key, value in now.items() if key != "flakes"}
+    ledger.write(
+        [
+            RunInfo(
+                run_id="old-flakes",
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.RUNNING,
+                parameters={INPUTS_KEY: old},
+            )
+        ]
+    )
+    check_same_inputs(ledger, "old-flakes", now)
+    with pytest.raises(InputError, match=r"flakes: None → .*'min_runs': 7"):
+        check_same_inputs(ledger, "old-flakes", {**now, "flakes": {**defaults, "min_runs": 7}})
+
+
 def test_a_run_recorded_before_a_parameter_existed_resumes_with_its_default(ledger: Ledger) -> None:
     """An older bughunt recorded no ``agent_timeout_s``: it ran with the default, so the default
     resumes it and any other value is refused (no engine, no flow: the check alone)."""
