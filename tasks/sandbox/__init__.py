@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         schedule,
         symptom_of,
     )
+    from tasks.sandbox._result import PairResult, SandboxResult
     from tasks.sandbox._rewrites import (
         RewriteCheck,
         RewritePlan,
@@ -74,16 +75,10 @@ if TYPE_CHECKING:
         suite_signature,
     )
     from tasks.sandbox._settings import SandboxSettings
-    from tasks.sandbox._stage import (
-        PairResult,
-        SandboxResult,
-        check_corpus,
-        run_sandbox,
-        verify_agent,
-        verify_report,
-    )
+    from tasks.sandbox._stage import run_sandbox
     from tasks.sandbox._sweep import Swept, claim_and_sweep, sweep
     from tasks.sandbox._trees import Files, apply_patch, read_tree
+    from tasks.sandbox._verify import check_corpus, verify_agent, verify_report
     from tasks.sandbox._workspace import Workspace, pack_workspace
 
 _WHERE = {
@@ -143,13 +138,13 @@ _WHERE = {
     "rewrite_plan": "tasks.sandbox._rewrites",
     "case_trees": "tasks.sandbox._rewrites",
     "suite_signature": "tasks.sandbox._rewrites",
-    "PairResult": "tasks.sandbox._stage",
-    "SandboxResult": "tasks.sandbox._stage",
+    "PairResult": "tasks.sandbox._result",
+    "SandboxResult": "tasks.sandbox._result",
     "SandboxSettings": "tasks.sandbox._settings",
-    "check_corpus": "tasks.sandbox._stage",
+    "check_corpus": "tasks.sandbox._verify",
     "run_sandbox": "tasks.sandbox._stage",
-    "verify_agent": "tasks.sandbox._stage",
-    "verify_report": "tasks.sandbox._stage",
+    "verify_agent": "tasks.sandbox._verify",
+    "verify_report": "tasks.sandbox._verify",
     "Swept": "tasks.sandbox._sweep",
     "claim_and_sweep": "tasks.sandbox._sweep",
     "sweep": "tasks.sandbox._sweep",

@@ -18,7 +18,8 @@ from tasks.classify import ClassifyResult
 from tasks.hash_corpus import HashResult
 from tasks.sandbox._contract import known_checks
 from tasks.sandbox._settings import SandboxSettings
-from tasks.sandbox._stage import SandboxResult, run_sandbox
+from tasks.sandbox._result import SandboxResult
+from tasks.sandbox._stage import run_sandbox
 
 
 class SandboxInputs(StageInputs):

@@ -19,7 +19,7 @@ from flows._checkpoint import Checkpoints, _heap_frozen
 from ledger import Ledger, StageInputs, StageRecord
 from tasks.sandbox import RECORD, SandboxResult
 from tasks.sandbox._entry import without_outputs
-from tasks.sandbox._stage import PairResult
+from tasks.sandbox._result import PairResult
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tasks.sandbox._agents import AgentExecution
-from tasks.sandbox._stage import agent_trace
+from tasks.sandbox._result import agent_trace
 
 
 def test_folded_refusals_count_by_their_count_and_refused_tunnels_count_too() -> None:

@@ -30,7 +30,7 @@ from tasks.sandbox import (
     SandboxImageError,
     SandboxSettings,
     _executor,
-    _stage,
+    _stage_engine,
     run_sandbox,
 )
 from tasks.sandbox._errors import SandboxRequestError
@@ -294,7 +294,7 @@ def test_a_pair_whose_engine_keeps_failing_is_an_error_and_the_next_pair_runs(
     corpus = load_corpus(mini_corpus(tmp_path / "repo", [first, second]))
     agent = next(a for a in corpus.config.agents if a.name == "baseline-recorded")
     engine = FlakyEngine(docker_client, {"start": [EXITS] * _executor.START_ATTEMPTS})
-    monkeypatch.setattr(_stage, "connect", lambda: engine)
+    monkeypatch.setattr(_stage_engine, "connect", lambda: engine)
     result = run_sandbox(
         corpus,
         case_ids=[first, second],

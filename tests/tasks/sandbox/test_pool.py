@@ -10,7 +10,7 @@ import pytest
 
 from bughunt.errors import InputError
 from tasks.sandbox import map_bounded
-from tasks.sandbox._stage import _CaseWork, _rewriting_ahead, _Window
+from tasks.sandbox._lookahead import CaseWork, Window, rewriting_ahead
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -98,23 +98,23 @@ def test_a_cases_trees_are_made_once_whoever_asks_first() -> None:
         time.sleep(0.05)
         return object(), None, {}
 
-    work = _CaseWork(make, 8, _Window(4))
+    work = CaseWork(make, 8, Window(4))
     got = map_bounded(lambda _i: work.get()[0], list(range(8)), max_workers=8)
     assert len(made) == 1 and all(g is got[0] for g in got)
 
 
 class _FakeJob:
-    def __init__(self, work: _CaseWork) -> None:
+    def __init__(self, work: CaseWork) -> None:
         self.work = work
 
 
 def test_trees_made_ahead_stay_within_the_window_and_go_with_the_last_job() -> None:
     """The thread that rewrites ahead holds at most `ahead` cases; a done case is let go."""
-    window = _Window(ahead=3)
+    window = Window(ahead=3)
     made: Any = lambda: (object(), None, {})  # noqa: E731 -- trees stand-in: only identity matters
-    works = [_CaseWork(made, 2, window) for _ in range(10)]
+    works = [CaseWork(made, 2, window) for _ in range(10)]
     jobs: list[Any] = [_FakeJob(w) for w in works for _agent in range(2)]
-    with _rewriting_ahead(jobs):
+    with rewriting_ahead(jobs):
         deadline = time.monotonic() + 5
         while window.held < 3 and time.monotonic() < deadline:
             time.sleep(0.01)

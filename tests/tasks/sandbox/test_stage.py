@@ -160,14 +160,14 @@ def test_verify_answers_an_unusable_report_before_asking_the_engine(
 ) -> None:
     """A report that is not one (a key given twice) is the pair's error with its reason; no
     engine is contacted and no image built for it (the target's environment stays unbuilt)."""
-    import tasks.sandbox._stage as stage
+    import tasks.sandbox._stage_engine as stage_engine
     from tasks.sandbox import verify_report
 
     def no_engine(*args: object, **kwargs: object) -> None:
         raise AssertionError("the engine was asked for something")
 
-    monkeypatch.setattr(stage, "_stage_env", no_engine)
-    monkeypatch.setattr(stage, "ensure_corpus_images", no_engine)
+    monkeypatch.setattr(stage_engine, "connect", no_engine)
+    monkeypatch.setattr(stage_engine, "ensure_corpus_images", no_engine)
     corpus = load_corpus(mini_corpus(tmp_path / "repo", ["cmp-withdraw-exact-balance"]))
     report = tmp_path / "report.json"
     report.write_text('{"title": "a", "title": "b"}')

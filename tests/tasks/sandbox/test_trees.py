@@ -8,7 +8,7 @@ from pathlib import Path
 
 from corpus import load_corpus
 from tasks.sandbox import SandboxSettings
-from tasks.sandbox._stage import _jobs
+from tasks.sandbox._jobs import make_jobs
 from tasks.sandbox._trees import apply_patch, read_tree
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,7 +54,7 @@ def test_the_stages_jobs_hold_the_target_once_not_once_per_case() -> None:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        jobs, failed = _jobs(corpus, ids, corpus.config.agents[:2], {}, SandboxSettings())
+        jobs, failed = make_jobs(corpus, ids, corpus.config.agents[:2], {}, SandboxSettings())
         kept = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
