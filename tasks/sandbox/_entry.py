@@ -16,9 +16,8 @@ from corpus import TREE_EXCLUDE, Corpus
 from ledger import Ledger, StageInputs, StageRecord, arrow_to_rows
 from tasks.classify import ClassifyResult
 from tasks.hash_corpus import HashResult
-from tasks.sandbox._contract import known_checks
-from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._result import SandboxResult
+from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage import run_sandbox
 
 
@@ -35,9 +34,9 @@ class SandboxInputs(StageInputs):
     """The agents whose reports are run (baseline, candidate)."""
     case_ids: list[str] | None = None
     """The cases of this batch or shard; ``None``: every planned case."""
-    known_checks: dict[str, ContractCheck] | None = Field(default=None, exclude=True)
-    """Contract checks of earlier runs by case hash, read by the flow (a shard reads no
-    ledger while the flow writes others'); ``None``: read from the ledger here."""
+    known_checks: dict[str, ContractCheck] = Field(exclude=True)
+    """Contract checks of earlier runs by case hash, read by the flow before the shards run
+    (``known_checks``): a shard reads no ledger while the flow writes others'."""
     corpus_content: str | None = Field(default=None, exclude=True)
     """The corpus folder's content hash as the run recorded it when it started; a stage that
     finds other content at the corpus's path (a worker with another checkout, a corpus changed
@@ -99,11 +98,7 @@ def run(
         run_id=inputs.run_id,
         settings=settings,
         progress=progress,
-        known_checks=(
-            inputs.known_checks
-            if inputs.known_checks is not None
-            else known_checks(inputs.ledger, inputs.corpus.name)
-        ),
+        known_checks=inputs.known_checks,
     )
 
 
