@@ -18,7 +18,14 @@ from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._jobs import Job
 from tasks.sandbox._pool import map_bounded, pool_size
-from tasks.sandbox._reproduce import FINGERPRINT_REASON, PairIds, outcome_of, reproduce, symptom_of
+from tasks.sandbox._reproduce import (
+    FINGERPRINT_REASON,
+    PairIds,
+    ReproRuns,
+    outcome_of,
+    reproduce,
+    symptom_of,
+)
 from tasks.sandbox._result import AgentTrace, PairResult, agent_trace
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import StageEngine
@@ -177,16 +184,8 @@ def _run_pair(job: Job, setup: PairSetup) -> PairResult:
         executor, image_id = setup.engine.executors[job.case.target]
         timeout_s = settings.timeout_for(job.case.target)
         ids = PairIds(setup.run_id, case_id, job.case_hash, agent.name, image_id, job.sample)
-        test_hash, observations = reproduce(
-            got,
-            job.trees,
-            executor=executor,
-            ids=ids,
-            repeats=settings.repeats,
-            rewrite_repeats=settings.rewrites,
-            timeout_s=timeout_s,
-            seed=settings.seed,
-        )
+        runs = ReproRuns(settings.repeats, settings.rewrites, timeout_s, settings.seed)
+        test_hash, observations = reproduce(got, job.trees, executor=executor, ids=ids, runs=runs)
         outcome, reason = outcome_of(observations, timeout_s)
         if reason == FINGERPRINT_REASON and job.check is not None:
             problem = job.check.problem(executor)

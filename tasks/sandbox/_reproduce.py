@@ -212,29 +212,36 @@ class PairIds:
     """Which of the agent's samples on the case: part of every execution's identity."""
 
 
+@dataclass(frozen=True, slots=True)
+class ReproRuns:
+    """How a pair's test is run: how often on which trees, each for how long, in which order."""
+
+    repeats: int
+    """Executions on each tree as the agent saw it."""
+    rewrite_repeats: int
+    """Executions on each rewritten tree, when the case has rewrites."""
+    timeout_s: float
+    """Each execution's deadline (the test's own; the cell's comes on top)."""
+    seed: int
+    """The run's seed: the order of the executions derives from it."""
+
+
 def reproduce(
-    report: BugReport,
-    trees: CaseTrees,
-    *,
-    executor: Executor,
-    ids: PairIds,
-    repeats: int,
-    rewrite_repeats: int,
-    timeout_s: float,
-    seed: int,
+    report: BugReport, trees: CaseTrees, *, executor: Executor, ids: PairIds, runs: ReproRuns
 ) -> tuple[str, list[Observation]]:
     """Run ``report``'s test on every planned tree, each execution isolated from every other.
 
     Returns the test's hash and one observation per execution, in the
     order they ran. Without rewritten trees, only the trees as shown run.
     """
+    timeout_s = runs.timeout_s
     test = report.repro_test.encode("utf-8")
     test_hash = sha256_bytes(test)
     has_rewrite = trees.rewritten_buggy is not None and trees.rewritten_clean is not None
     payloads = _payloads(trees, test, executor.limits)
     # Sample 0 keeps the seed (and record ids) a run without samples had.
-    order_seed = derive_seed(seed, "order", ids.case_id, ids.agent, *_sample_part(ids))
-    slots = schedule(repeats, rewrite_repeats if has_rewrite else 0, order_seed)
+    order_seed = derive_seed(runs.seed, "order", ids.case_id, ids.agent, *_sample_part(ids))
+    slots = schedule(runs.repeats, runs.rewrite_repeats if has_rewrite else 0, order_seed)
     observations = []
     for position, slot in enumerate(slots):
         result = executor.run(
