@@ -366,10 +366,19 @@ def check_contract(
         cases = [c for c in corpus.cases_of(target.name) if c.case_id in wanted]
         if cases:
             runner = executor if isinstance(executor, Executor) else executor[target.name]
-            checks += _check_target(
-                corpus, target, cases, case_hashes, runner, timeout_s, workers, run_id
-            )
+            how = _SuiteRuns(timeout_s, workers, run_id)
+            checks += _check_target(corpus, target, cases, case_hashes, runner, how)
     return sorted(checks, key=lambda c: c.case_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _SuiteRuns:
+    """How a target's suites run: each execution's deadline, how many at once, for which run."""
+
+    timeout_s: float
+    workers: int
+    run_id: str | None
+    """The run the checks are recorded for; None for ``bughunt corpus check``."""
 
 
 def _check_target(
@@ -378,10 +387,9 @@ def _check_target(
     cases: Sequence[LoadedCase],
     case_hashes: Mapping[str, str],
     executor: Executor,
-    timeout_s: float,
-    workers: int,
-    run_id: str | None,
+    how: _SuiteRuns,
 ) -> list[ContractCheck]:
+    timeout_s, workers, run_id = how.timeout_s, how.workers, how.run_id
     command = list(target.test_command)
     clean = read_tree(target.path)
 
