@@ -194,6 +194,7 @@ def mutate_target(
             seed=contract_seed(name, name),
             timeout_s=settings.suite_timeout_s,
             oracle=DEFAULT_ORACLE,
+            workers=workers,
         )
         clean, _seconds = contract.find_clean()
         if clean.problem is not None:

@@ -237,12 +237,21 @@ class TargetContract:
     timeout_s: float
     visible: Sequence[str] = ()
     oracle: Sequence[str] = ()
+    workers: int = 1
+    """Suite runs at once (the clean tree's two runs side by side when 2 or more)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _clean_at: dict[RewriteLevel, bool] = field(default_factory=dict)
 
     @classmethod
     def of(
-        cls, target: TargetConfig, clean: Files, suite: Suite, *, seed: int, timeout_s: float
+        cls,
+        target: TargetConfig,
+        clean: Files,
+        suite: Suite,
+        *,
+        seed: int,
+        timeout_s: float,
+        workers: int = 1,
     ) -> TargetContract:
         """The contract of ``target`` with its oracle, visible tests and test files."""
         return cls(
@@ -252,6 +261,7 @@ class TargetContract:
             timeout_s=timeout_s,
             visible=tuple(target.visible_tests),
             oracle=tuple(target.oracle),
+            workers=workers,
         )
 
     def rewritten(self, files: Files, level: RewriteLevel) -> Files | None:
@@ -262,7 +272,7 @@ class TargetContract:
 
     def find_clean(self) -> tuple[CleanVerdict, float]:
         """Two runs of the clean tree, then the strongest rewrite level it keeps at."""
-        ran = map_bounded(self.suite, [self.clean, self.clean], max_workers=2)
+        ran = map_bounded(self.suite, [self.clean, self.clean], max_workers=min(2, self.workers))
         seconds = sum(t for _sig, t in ran)
         quick = max(t for _sig, t in ran) < self.timeout_s * HANG_SHARE
         verdict = judge_clean(ran[0][0], ran[1][0], quick=quick)
@@ -397,8 +407,9 @@ def _check_target(
         result: ExecResult = executor.run(command, workspace=files, timeout_s=timeout_s)
         return suite_signature(result), result.duration_s
 
+    seed = contract_seed(corpus.name, target.name)
     contract = TargetContract.of(
-        target, clean, suite, seed=contract_seed(corpus.name, target.name), timeout_s=timeout_s
+        target, clean, suite, seed=seed, timeout_s=timeout_s, workers=workers
     )
     buggy: dict[str, Files] = {}
     checks = []
