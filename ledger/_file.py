@@ -64,16 +64,23 @@ def is_damage(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.Error) and "Corrupt database file" in str(exc)
 
 
-def _highest_block(con: duckdb.DuckDBPyConnection) -> int:
-    """The highest block id any table's data or the catalog's metadata lives in (-1: none)."""
-    highest = -1
+def _user_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Every user table of the open file: its name, and its quoted ``"schema"."table"`` (from
+    the catalog itself, never user input)."""
     tables = con.execute(
         "SELECT schema_name, table_name FROM duckdb_tables() "
         "WHERE NOT internal AND database_name = current_database()"
     ).fetchall()
-    for schema, table in tables:
-        # A quoted identifier from the catalog itself, never user input.
-        qualified = '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"'
+    return [
+        (table, '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"')
+        for schema, table in tables
+    ]
+
+
+def _highest_block(con: duckdb.DuckDBPyConnection) -> int:
+    """The highest block id any table's data or the catalog's metadata lives in (-1: none)."""
+    highest = -1
+    for _table, qualified in _user_tables(con):
         row = con.execute(
             "SELECT max(block_id) FROM pragma_storage_info(?) WHERE block_id >= 0", [qualified]
         ).fetchone()
@@ -123,13 +130,7 @@ def check_blocks(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     pass over the file (tens of milliseconds for megabytes); made before the
     first write of a process to a file it has not checked (see ``ledger._store``).
     """
-    tables = con.execute(
-        "SELECT schema_name, table_name FROM duckdb_tables() "
-        "WHERE NOT internal AND database_name = current_database()"
-    ).fetchall()
-    for schema, table in tables:
-        # A quoted identifier from the catalog itself, never user input.
-        qualified = '"' + schema.replace('"', '""') + '"."' + table.replace('"', '""') + '"'
+    for table, qualified in _user_tables(con):
         try:
             con.execute(f"SELECT bit_xor(hash(COLUMNS(*))) FROM {qualified}").fetchall()  # noqa: S608
         except duckdb.Error as exc:
