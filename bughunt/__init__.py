@@ -1,8 +1,10 @@
 """bughunt: the evaluation pipeline behind BugHunt-Bench.
 
 This package is the shared kernel (domain models, errors, hashing,
-configuration) and the command line. The stages live beside it in
-``corpus``, ``tasks``, ``flows`` and ``ledger``.
+configuration, statistics, safe file input and output). The command line is
+``cli``; the stages and what they build on live beside it in ``corpus``,
+``tasks``, ``flows`` and ``ledger``; the code that runs inside containers in
+``gateway`` (docs/architecture.md#the-kernel).
 """
 
 from bughunt.errors import BughuntError, TerminalError, TransientError

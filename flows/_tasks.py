@@ -1,9 +1,9 @@
-"""The six stages as Prefect tasks, each over a whole batch.
+"""The six stages as Prefect tasks, each over a whole batch or shard.
 
 Every stage is ``run(inputs, settings) -> result`` in its package under
-``tasks/``; here each becomes one Prefect task. A task run costs milliseconds
-of orchestration, so there is one task per stage, never one per test
-execution or judge call. Prefect retries a task only on a transient
+``tasks/``; here each becomes a Prefect task: one per stage and batch, and for
+the sandbox and score stages one per shard. A task run costs milliseconds of
+orchestration, so there is never one per test execution or judge call. Prefect retries a task only on a transient
 infrastructure error (a held ledger lock, a busy Docker engine); bad input
 and broken contracts fail at once.
 """
