@@ -13,40 +13,20 @@ from typing import TYPE_CHECKING
 from bughunt.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from flows._pipeline import STAGES, RunResult, run_pipeline
-    from flows._prepare import Prepared, evaluates_nothing, handed_over, prepare
-    from flows.nightly import nightly_flow
-    from flows.params import RunParams, new_run_id, run_seed
-    from flows.pr import pr_flow
+    from flows._pipeline import (
+        STAGES as STAGES,
+        RunResult as RunResult,
+        run_pipeline as run_pipeline,
+    )
+    from flows._prepare import (
+        Prepared as Prepared,
+        evaluates_nothing as evaluates_nothing,
+        handed_over as handed_over,
+        prepare as prepare,
+    )
+    from flows.nightly import nightly_flow as nightly_flow
+    from flows.params import RunParams as RunParams, new_run_id as new_run_id, run_seed as run_seed
+    from flows.pr import pr_flow as pr_flow
 
-_LAZY = {
-    "RunParams": "flows.params",
-    "new_run_id": "flows.params",
-    "run_seed": "flows.params",
-    "STAGES": "flows._pipeline",
-    "RunResult": "flows._pipeline",
-    "run_pipeline": "flows._pipeline",
-    "Prepared": "flows._prepare",
-    "prepare": "flows._prepare",
-    "evaluates_nothing": "flows._prepare",
-    "handed_over": "flows._prepare",
-    "nightly_flow": "flows.nightly",
-    "pr_flow": "flows.pr",
-}
 
-__all__ = [
-    "STAGES",
-    "Prepared",
-    "RunParams",
-    "RunResult",
-    "evaluates_nothing",
-    "handed_over",
-    "new_run_id",
-    "nightly_flow",
-    "pr_flow",
-    "prepare",
-    "run_pipeline",
-    "run_seed",
-]
-
-__getattr__ = lazy_names(globals(), _LAZY)
+__getattr__ = lazy_names(globals())

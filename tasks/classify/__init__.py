@@ -24,128 +24,60 @@ from typing import TYPE_CHECKING
 from bughunt.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from tasks.classify._agreement import Confusion, confusion
+    from tasks.classify._agreement import Confusion as Confusion, confusion as confusion
     from tasks.classify._batch import (
-        CaseClassification,
-        ClassifyResult,
-        FileSummary,
-        classify_case,
-        classify_corpus,
-        plan_for_changed,
-        plan_for_diff,
+        CaseClassification as CaseClassification,
+        ClassifyResult as ClassifyResult,
+        FileSummary as FileSummary,
+        classify_case as classify_case,
+        classify_corpus as classify_corpus,
+        plan_for_changed as plan_for_changed,
+        plan_for_diff as plan_for_diff,
     )
-    from tasks.classify._diff import ParsedPatch, changed_paths, parse_patch
+    from tasks.classify._diff import (
+        ParsedPatch as ParsedPatch,
+        changed_paths as changed_paths,
+        parse_patch as parse_patch,
+    )
     from tasks.classify._entry import (
-        RECORD,
-        ClassifyInputs,
-        ClassifySettings,
-        impact_config_of,
-        run,
+        RECORD as RECORD,
+        ClassifyInputs as ClassifyInputs,
+        ClassifySettings as ClassifySettings,
+        impact_config_of as impact_config_of,
+        run as run,
     )
     from tasks.classify._impact import (
-        DEFAULT_IMPACT_GLOBS,
-        CaseScope,
-        CorpusLayout,
-        ImpactClass,
-        ImpactConfig,
-        PathImpact,
-        RunPlan,
-        load_impact_config,
-        plan_for_paths,
+        DEFAULT_IMPACT_GLOBS as DEFAULT_IMPACT_GLOBS,
+        CaseScope as CaseScope,
+        CorpusLayout as CorpusLayout,
+        ImpactClass as ImpactClass,
+        ImpactConfig as ImpactConfig,
+        PathImpact as PathImpact,
+        RunPlan as RunPlan,
+        load_impact_config as load_impact_config,
+        plan_for_paths as plan_for_paths,
     )
     from tasks.classify._incremental import (
-        CLASSIFIER_VERSION,
-        classify_incremental,
-        classify_key,
-        previous_classifications,
+        CLASSIFIER_VERSION as CLASSIFIER_VERSION,
+        classify_incremental as classify_incremental,
+        classify_key as classify_key,
+        previous_classifications as previous_classifications,
     )
-    from tasks.classify._rules import RULES, CategoryDecision, Evidence, categorize
-    from tasks.classify._target import check_target_tree, symlink_problem
-    from tasks.classify._validate import git_apply_argv, git_apply_env, validate_patch
+    from tasks.classify._rules import (
+        RULES as RULES,
+        CategoryDecision as CategoryDecision,
+        Evidence as Evidence,
+        categorize as categorize,
+    )
+    from tasks.classify._target import (
+        check_target_tree as check_target_tree,
+        symlink_problem as symlink_problem,
+    )
+    from tasks.classify._validate import (
+        git_apply_argv as git_apply_argv,
+        git_apply_env as git_apply_env,
+        validate_patch as validate_patch,
+    )
 
-_WHERE = {
-    "Confusion": "tasks.classify._agreement",
-    "confusion": "tasks.classify._agreement",
-    "CaseClassification": "tasks.classify._batch",
-    "ClassifyResult": "tasks.classify._batch",
-    "FileSummary": "tasks.classify._batch",
-    "classify_case": "tasks.classify._batch",
-    "classify_corpus": "tasks.classify._batch",
-    "plan_for_changed": "tasks.classify._batch",
-    "plan_for_diff": "tasks.classify._batch",
-    "ParsedPatch": "tasks.classify._diff",
-    "changed_paths": "tasks.classify._diff",
-    "parse_patch": "tasks.classify._diff",
-    "RECORD": "tasks.classify._entry",
-    "ClassifyInputs": "tasks.classify._entry",
-    "ClassifySettings": "tasks.classify._entry",
-    "impact_config_of": "tasks.classify._entry",
-    "run": "tasks.classify._entry",
-    "DEFAULT_IMPACT_GLOBS": "tasks.classify._impact",
-    "CaseScope": "tasks.classify._impact",
-    "CorpusLayout": "tasks.classify._impact",
-    "ImpactClass": "tasks.classify._impact",
-    "ImpactConfig": "tasks.classify._impact",
-    "PathImpact": "tasks.classify._impact",
-    "RunPlan": "tasks.classify._impact",
-    "load_impact_config": "tasks.classify._impact",
-    "plan_for_paths": "tasks.classify._impact",
-    "CLASSIFIER_VERSION": "tasks.classify._incremental",
-    "classify_incremental": "tasks.classify._incremental",
-    "classify_key": "tasks.classify._incremental",
-    "previous_classifications": "tasks.classify._incremental",
-    "RULES": "tasks.classify._rules",
-    "CategoryDecision": "tasks.classify._rules",
-    "Evidence": "tasks.classify._rules",
-    "categorize": "tasks.classify._rules",
-    "check_target_tree": "tasks.classify._target",
-    "symlink_problem": "tasks.classify._target",
-    "git_apply_argv": "tasks.classify._validate",
-    "git_apply_env": "tasks.classify._validate",
-    "validate_patch": "tasks.classify._validate",
-}
-"""Each exported name → the module defining it, imported on first use."""
 
-__all__ = [
-    "CLASSIFIER_VERSION",
-    "DEFAULT_IMPACT_GLOBS",
-    "RECORD",
-    "RULES",
-    "CaseClassification",
-    "CaseScope",
-    "CategoryDecision",
-    "ClassifyInputs",
-    "ClassifyResult",
-    "ClassifySettings",
-    "Confusion",
-    "CorpusLayout",
-    "Evidence",
-    "FileSummary",
-    "ImpactClass",
-    "ImpactConfig",
-    "ParsedPatch",
-    "PathImpact",
-    "RunPlan",
-    "categorize",
-    "changed_paths",
-    "check_target_tree",
-    "classify_case",
-    "classify_corpus",
-    "classify_incremental",
-    "classify_key",
-    "confusion",
-    "git_apply_argv",
-    "git_apply_env",
-    "impact_config_of",
-    "load_impact_config",
-    "parse_patch",
-    "plan_for_changed",
-    "plan_for_diff",
-    "plan_for_paths",
-    "previous_classifications",
-    "run",
-    "symlink_problem",
-    "validate_patch",
-]
-
-__getattr__ = lazy_names(globals(), _WHERE)
+__getattr__ = lazy_names(globals())

@@ -18,219 +18,98 @@ from typing import TYPE_CHECKING
 from bughunt.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from tasks.sandbox._agents import REPORT_PATH, parse_report, recorded_report
-    from tasks.sandbox._cell import CellExecutor
-    from tasks.sandbox._container import HOSTNAME, TREE_PATH, ExecResult, Limits
-    from tasks.sandbox._contract import (
-        TargetContract,
-        check_contract,
-        contract_seed,
-        judge_buggy,
-        known_checks,
+    from tasks.sandbox._agents import (
+        REPORT_PATH as REPORT_PATH,
+        parse_report as parse_report,
+        recorded_report as recorded_report,
     )
-    from tasks.sandbox._engine import connect
+    from tasks.sandbox._cell import CellExecutor as CellExecutor
+    from tasks.sandbox._container import (
+        HOSTNAME as HOSTNAME,
+        TREE_PATH as TREE_PATH,
+        ExecResult as ExecResult,
+        Limits as Limits,
+    )
+    from tasks.sandbox._contract import (
+        TargetContract as TargetContract,
+        check_contract as check_contract,
+        contract_seed as contract_seed,
+        judge_buggy as judge_buggy,
+        known_checks as known_checks,
+    )
+    from tasks.sandbox._engine import connect as connect
     from tasks.sandbox._entry import (
-        RECORD,
-        CorpusMismatch,
-        SandboxInputs,
-        check_corpus_content,
-        run,
+        RECORD as RECORD,
+        CorpusMismatch as CorpusMismatch,
+        SandboxInputs as SandboxInputs,
+        check_corpus_content as check_corpus_content,
+        run as run,
     )
     from tasks.sandbox._environments import (
-        EnvironmentBuild,
-        corpus_images,
-        ensure_corpus_images,
-        ensure_environment,
+        EnvironmentBuild as EnvironmentBuild,
+        corpus_images as corpus_images,
+        ensure_corpus_images as ensure_corpus_images,
+        ensure_environment as ensure_environment,
     )
-    from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxUnavailable
-    from tasks.sandbox._executor import Executor, run_once
-    from tasks.sandbox._gateway import gateway_image
-    from tasks.sandbox._image import ImageBuild, ensure_image
-    from tasks.sandbox._pool import map_bounded
-    from tasks.sandbox._recipe import RECIPE, ImageRecipe, image_tag
+    from tasks.sandbox._errors import (
+        SandboxEngineError as SandboxEngineError,
+        SandboxImageError as SandboxImageError,
+        SandboxUnavailable as SandboxUnavailable,
+    )
+    from tasks.sandbox._executor import Executor as Executor, run_once as run_once
+    from tasks.sandbox._gateway import gateway_image as gateway_image
+    from tasks.sandbox._image import ImageBuild as ImageBuild, ensure_image as ensure_image
+    from tasks.sandbox._pool import map_bounded as map_bounded
+    from tasks.sandbox._recipe import (
+        RECIPE as RECIPE,
+        ImageRecipe as ImageRecipe,
+        image_tag as image_tag,
+    )
     from tasks.sandbox._reproduce import (
-        FINGERPRINT_REASON,
-        HANG_REASON,
-        HANG_SHARE,
-        PYTEST,
-        TEST_FILE,
-        CaseTrees,
-        PairIds,
-        ReproRuns,
-        decide_outcome,
-        derive_seed,
-        execution_status,
-        outcome_of,
-        outer_deadline,
-        pytest_argv,
-        reproduce,
-        schedule,
-        symptom_of,
+        FINGERPRINT_REASON as FINGERPRINT_REASON,
+        HANG_REASON as HANG_REASON,
+        HANG_SHARE as HANG_SHARE,
+        PYTEST as PYTEST,
+        TEST_FILE as TEST_FILE,
+        CaseTrees as CaseTrees,
+        PairIds as PairIds,
+        ReproRuns as ReproRuns,
+        decide_outcome as decide_outcome,
+        derive_seed as derive_seed,
+        execution_status as execution_status,
+        outcome_of as outcome_of,
+        outer_deadline as outer_deadline,
+        pytest_argv as pytest_argv,
+        reproduce as reproduce,
+        schedule as schedule,
+        symptom_of as symptom_of,
     )
-    from tasks.sandbox._result import PairResult, SandboxResult
+    from tasks.sandbox._result import PairResult as PairResult, SandboxResult as SandboxResult
     from tasks.sandbox._rewrites import (
-        RewriteCheck,
-        RewritePlan,
-        case_trees,
-        rewrite_plan,
-        suite_signature,
+        RewriteCheck as RewriteCheck,
+        RewritePlan as RewritePlan,
+        case_trees as case_trees,
+        rewrite_plan as rewrite_plan,
+        suite_signature as suite_signature,
     )
-    from tasks.sandbox._settings import SandboxSettings
-    from tasks.sandbox._stage import run_sandbox
-    from tasks.sandbox._sweep import Swept, claim_and_sweep, sweep
-    from tasks.sandbox._trees import Files, apply_patch, read_tree
-    from tasks.sandbox._verify import check_corpus, verify_agent, verify_report
-    from tasks.sandbox._workspace import Workspace, pack_workspace
+    from tasks.sandbox._settings import SandboxSettings as SandboxSettings
+    from tasks.sandbox._stage import run_sandbox as run_sandbox
+    from tasks.sandbox._sweep import (
+        Swept as Swept,
+        claim_and_sweep as claim_and_sweep,
+        sweep as sweep,
+    )
+    from tasks.sandbox._trees import (
+        Files as Files,
+        apply_patch as apply_patch,
+        read_tree as read_tree,
+    )
+    from tasks.sandbox._verify import (
+        check_corpus as check_corpus,
+        verify_agent as verify_agent,
+        verify_report as verify_report,
+    )
+    from tasks.sandbox._workspace import Workspace as Workspace, pack_workspace as pack_workspace
 
-_WHERE = {
-    "REPORT_PATH": "tasks.sandbox._agents",
-    "parse_report": "tasks.sandbox._agents",
-    "recorded_report": "tasks.sandbox._agents",
-    "CellExecutor": "tasks.sandbox._cell",
-    "HOSTNAME": "tasks.sandbox._container",
-    "TREE_PATH": "tasks.sandbox._container",
-    "ExecResult": "tasks.sandbox._container",
-    "Limits": "tasks.sandbox._container",
-    "TargetContract": "tasks.sandbox._contract",
-    "check_contract": "tasks.sandbox._contract",
-    "contract_seed": "tasks.sandbox._contract",
-    "judge_buggy": "tasks.sandbox._contract",
-    "known_checks": "tasks.sandbox._contract",
-    "connect": "tasks.sandbox._engine",
-    "RECORD": "tasks.sandbox._entry",
-    "CorpusMismatch": "tasks.sandbox._entry",
-    "SandboxInputs": "tasks.sandbox._entry",
-    "check_corpus_content": "tasks.sandbox._entry",
-    "run": "tasks.sandbox._entry",
-    "EnvironmentBuild": "tasks.sandbox._environments",
-    "corpus_images": "tasks.sandbox._environments",
-    "ensure_corpus_images": "tasks.sandbox._environments",
-    "ensure_environment": "tasks.sandbox._environments",
-    "SandboxEngineError": "tasks.sandbox._errors",
-    "SandboxImageError": "tasks.sandbox._errors",
-    "SandboxUnavailable": "tasks.sandbox._errors",
-    "Executor": "tasks.sandbox._executor",
-    "run_once": "tasks.sandbox._executor",
-    "gateway_image": "tasks.sandbox._gateway",
-    "ImageBuild": "tasks.sandbox._image",
-    "ensure_image": "tasks.sandbox._image",
-    "map_bounded": "tasks.sandbox._pool",
-    "RECIPE": "tasks.sandbox._recipe",
-    "ImageRecipe": "tasks.sandbox._recipe",
-    "image_tag": "tasks.sandbox._recipe",
-    "FINGERPRINT_REASON": "tasks.sandbox._reproduce",
-    "HANG_REASON": "tasks.sandbox._reproduce",
-    "HANG_SHARE": "tasks.sandbox._reproduce",
-    "PYTEST": "tasks.sandbox._reproduce",
-    "TEST_FILE": "tasks.sandbox._reproduce",
-    "CaseTrees": "tasks.sandbox._reproduce",
-    "PairIds": "tasks.sandbox._reproduce",
-    "ReproRuns": "tasks.sandbox._reproduce",
-    "decide_outcome": "tasks.sandbox._reproduce",
-    "derive_seed": "tasks.sandbox._reproduce",
-    "execution_status": "tasks.sandbox._reproduce",
-    "outcome_of": "tasks.sandbox._reproduce",
-    "outer_deadline": "tasks.sandbox._reproduce",
-    "pytest_argv": "tasks.sandbox._reproduce",
-    "reproduce": "tasks.sandbox._reproduce",
-    "schedule": "tasks.sandbox._reproduce",
-    "symptom_of": "tasks.sandbox._reproduce",
-    "RewriteCheck": "tasks.sandbox._rewrites",
-    "RewritePlan": "tasks.sandbox._rewrites",
-    "rewrite_plan": "tasks.sandbox._rewrites",
-    "case_trees": "tasks.sandbox._rewrites",
-    "suite_signature": "tasks.sandbox._rewrites",
-    "PairResult": "tasks.sandbox._result",
-    "SandboxResult": "tasks.sandbox._result",
-    "SandboxSettings": "tasks.sandbox._settings",
-    "check_corpus": "tasks.sandbox._verify",
-    "run_sandbox": "tasks.sandbox._stage",
-    "verify_agent": "tasks.sandbox._verify",
-    "verify_report": "tasks.sandbox._verify",
-    "Swept": "tasks.sandbox._sweep",
-    "claim_and_sweep": "tasks.sandbox._sweep",
-    "sweep": "tasks.sandbox._sweep",
-    "Files": "tasks.sandbox._trees",
-    "apply_patch": "tasks.sandbox._trees",
-    "read_tree": "tasks.sandbox._trees",
-    "Workspace": "tasks.sandbox._workspace",
-    "pack_workspace": "tasks.sandbox._workspace",
-}
-"""Each exported name → the module defining it, imported on first use."""
 
-__all__ = [
-    "FINGERPRINT_REASON",
-    "HANG_REASON",
-    "HANG_SHARE",
-    "HOSTNAME",
-    "PYTEST",
-    "RECIPE",
-    "RECORD",
-    "REPORT_PATH",
-    "TEST_FILE",
-    "TREE_PATH",
-    "CaseTrees",
-    "CellExecutor",
-    "CorpusMismatch",
-    "EnvironmentBuild",
-    "ExecResult",
-    "Executor",
-    "Files",
-    "ImageBuild",
-    "ImageRecipe",
-    "Limits",
-    "PairIds",
-    "PairResult",
-    "ReproRuns",
-    "RewriteCheck",
-    "RewritePlan",
-    "SandboxEngineError",
-    "SandboxImageError",
-    "SandboxInputs",
-    "SandboxResult",
-    "SandboxSettings",
-    "SandboxUnavailable",
-    "Swept",
-    "TargetContract",
-    "Workspace",
-    "apply_patch",
-    "case_trees",
-    "check_contract",
-    "check_corpus",
-    "check_corpus_content",
-    "claim_and_sweep",
-    "connect",
-    "contract_seed",
-    "corpus_images",
-    "decide_outcome",
-    "derive_seed",
-    "ensure_corpus_images",
-    "ensure_environment",
-    "ensure_image",
-    "execution_status",
-    "gateway_image",
-    "image_tag",
-    "judge_buggy",
-    "known_checks",
-    "map_bounded",
-    "outcome_of",
-    "outer_deadline",
-    "pack_workspace",
-    "parse_report",
-    "pytest_argv",
-    "read_tree",
-    "recorded_report",
-    "reproduce",
-    "rewrite_plan",
-    "run",
-    "run_once",
-    "run_sandbox",
-    "schedule",
-    "suite_signature",
-    "sweep",
-    "symptom_of",
-    "verify_agent",
-    "verify_report",
-]
-
-__getattr__ = lazy_names(globals(), _WHERE)
+__getattr__ = lazy_names(globals())
