@@ -100,37 +100,9 @@ def gate_of(inputs: ReportInputs, settings: ReportSettings) -> GateDecision | No
 
 def run(inputs: ReportInputs, settings: ReportSettings) -> RunSummary:
     """Summarise the run and decide its gate (its files are :func:`publish`'s)."""
-    classify = inputs.classify
-    summary = build_summary(
-        run_id=inputs.run_id,
-        kind=inputs.kind,
-        started_at=inputs.started_at,
-        corpus=classify.corpus,
-        corpus_hash=inputs.hashed.corpus_hash,
-        baseline=inputs.baseline,
-        candidate=inputs.candidate,
-        judge=inputs.judge,
-        strategy=inputs.strategy,
-        stages_run=[s.value for s in inputs.stages_run],
-        classify=classify,
-        case_ids=_evaluated(inputs),
-        categories=classify.categories(),
-        sandbox=inputs.sandbox,
-        reproductions=inputs.flakes.reproductions if inputs.flakes else [],
-        flakes=inputs.flakes.flakes if inputs.flakes else [],
-        score=inputs.score,
-        gate=gate_of(inputs, settings),
-        evaluation=inputs.evaluation,
-    )
+    summary = build_summary(inputs, gate_of(inputs, settings))
     calibration = last_calibration(inputs.ledger, inputs.judge, inputs.strategy)
     return summary.model_copy(update={"calibration": calibration})
-
-
-def _evaluated(inputs: ReportInputs) -> list[str]:
-    """The cases the run evaluated (an adaptive run may stop before its plan is exhausted)."""
-    if inputs.evaluation is None or not inputs.order:
-        return inputs.classify.planned_case_ids
-    return sorted(inputs.order[: inputs.evaluation.evaluated])
 
 
 def publish(

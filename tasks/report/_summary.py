@@ -4,29 +4,28 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bughunt.models import (
     AgentVersion,
     BugCategory,
-    FlakeRecord,
     Observation,
     Reproduction,
     ReproOutcome,
-    RunKind,
     RunStatus,
     Status,
-    Strategy,
     Verdict,
 )
 from bughunt.stats import case_mean
-from tasks.classify import ClassifyResult
 from tasks.flakes import flaky_keys
-from tasks.gate import Evaluation, GateDecision
+from tasks.gate import GateDecision
 from tasks.outcomes import summarize
 from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
-from tasks.score import JudgeHealth, ScoreResult, call_counts
+from tasks.score import JudgeHealth, call_counts
+
+if TYPE_CHECKING:
+    from tasks.report._entry import ReportInputs
 
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
@@ -238,29 +237,11 @@ def case_rows(
     return rows
 
 
-def build_summary(
-    *,
-    run_id: str,
-    kind: RunKind,
-    started_at: datetime,
-    corpus: str,
-    corpus_hash: str | None,
-    baseline: AgentVersion,
-    candidate: AgentVersion,
-    judge: str,
-    strategy: Strategy,
-    stages_run: list[str],
-    classify: ClassifyResult,
-    case_ids: Sequence[str],
-    categories: Mapping[str, BugCategory | None],
-    sandbox: SandboxResult | None,
-    reproductions: Sequence[Reproduction],
-    flakes: Sequence[FlakeRecord],
-    score: ScoreResult | None,
-    gate: GateDecision | None,
-    evaluation: Evaluation | None = None,
-) -> RunSummary:
-    """The RunSummary of one run (also its summary.json)."""
+def build_summary(inputs: ReportInputs, gate: GateDecision | None) -> RunSummary:
+    """The RunSummary of one run (also its summary.json), with its gate."""
+    classify, sandbox, score = inputs.classify, inputs.sandbox, inputs.score
+    baseline, candidate = inputs.baseline, inputs.candidate
+    reproductions = inputs.flakes.reproductions if inputs.flakes else []
     no_calls = call_counts([])
     health = (
         score.health
@@ -277,24 +258,24 @@ def build_summary(
         )
     )
     return RunSummary(
-        run_id=run_id,
-        kind=kind,
+        run_id=inputs.run_id,
+        kind=inputs.kind,
         status=RunStatus.DEGRADED if score and score.health.degraded else RunStatus.COMPLETED,
-        started_at=started_at,
-        corpus=corpus,
-        corpus_hash=corpus_hash,
+        started_at=inputs.started_at,
+        corpus=classify.corpus,
+        corpus_hash=inputs.hashed.corpus_hash,
         baseline=baseline.name,
         candidate=candidate.name,
-        judge=judge,
-        strategy=strategy,
-        stages_run=stages_run,
+        judge=inputs.judge,
+        strategy=inputs.strategy,
+        stages_run=[s.value for s in inputs.stages_run],
         plan_reasons=list(classify.plan.reasons),
         headline=score.summary if score else None,
         repro=[version_repro(a, reproductions) for a in (baseline, candidate)],
         costs=agent_costs((baseline, candidate), sandbox, reproductions),
         cases=case_rows(
-            case_ids,
-            categories,
+            _evaluated(inputs),
+            classify.categories(),
             reproductions,
             sandbox,
             score.verdicts if score else [],
@@ -313,9 +294,16 @@ def build_summary(
         else {},
         rejected_cases=[{"case_id": r.case_id, "reason": r.describe()} for r in classify.rejected],
         outcomes=summarize(reproduction_records(reproductions)),
-        flaky=flaky_keys(flakes),
+        flaky=flaky_keys(inputs.flakes.flakes if inputs.flakes else []),
         probes=score.probes if score else [],
         health=health,
         gate=gate,
-        evaluation=evaluation,
+        evaluation=inputs.evaluation,
     )
+
+
+def _evaluated(inputs: ReportInputs) -> list[str]:
+    """The cases the run evaluated (an adaptive run may stop before its plan is exhausted)."""
+    if inputs.evaluation is None or not inputs.order:
+        return inputs.classify.planned_case_ids
+    return sorted(inputs.order[: inputs.evaluation.evaluated])
