@@ -45,8 +45,8 @@ In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
 
 
-class Chain(Protocol):
-    """The run's stages so far (``flows._pipeline._Chain``)."""
+class RunStages(Protocol):
+    """The run's stages so far (``flows._pipeline._RunStages``)."""
 
     def stage(self, record: StageRecord[In, R], inputs: In, settings: BaseModel) -> R: ...
 
@@ -110,12 +110,12 @@ class _Progress:
         )
 
 
-def _merged(chain: Chain, merge: Callable[[list[R]], R], parts: list[R]) -> R:
-    return chain.combine(merge(parts), parts)
+def _merged(stages: RunStages, merge: Callable[[list[R]], R], parts: list[R]) -> R:
+    return stages.combine(merge(parts), parts)
 
 
 def _run_batch(
-    chain: Chain, ctx: RunContext, cases: list[str], progress: _Progress, *, adaptive: bool
+    stages: RunStages, ctx: RunContext, cases: list[str], progress: _Progress, *, adaptive: bool
 ) -> None:
     """One batch's sandbox, flake-update and score stages.
 
@@ -130,7 +130,7 @@ def _run_batch(
     started = time.perf_counter()
     parts = plan_shards(cases, ctx.params.shard_size, tail=bool(ctx.params.shard_tail))
     known = sandbox.known_checks(ctx.run["ledger"], ctx.corpus.name)  # before any shard writes
-    shards = chain.shards(
+    shards = stages.shards(
         sandbox.RECORD,
         [
             sandbox.SandboxInputs(
@@ -149,8 +149,8 @@ def _run_batch(
     )
     progress.sandbox_seconds += time.perf_counter() - started
     progress.sandbox.extend(shards)
-    ran = shards[0] if len(shards) == 1 else _merged(chain, sandbox.SandboxResult.merge, shards)
-    flaked = chain.stage(
+    ran = shards[0] if len(shards) == 1 else _merged(stages, sandbox.SandboxResult.merge, shards)
+    flaked = stages.stage(
         flakes.RECORD,
         flakes.FlakeInputs(**ctx.run, classify=ctx.classify, sandbox=ran),
         flakes.FlakeSettings(thresholds=ctx.flake_thresholds),
@@ -161,15 +161,15 @@ def _run_batch(
     if not ctx.judged:
         return
     if len(shards) == 1:
-        progress.scores.append(_score(chain, ctx, progress, probes=not adaptive))
+        progress.scores.append(_score(stages, ctx, progress, probes=not adaptive))
         progress.summarised = True
         return
-    progress.scores.extend(_score_shards(chain, ctx, parts, shards, flaked))
+    progress.scores.extend(_score_shards(stages, ctx, parts, shards, flaked))
     progress.summarised = False
 
 
 def _score_shards(
-    chain: Chain,
+    stages: RunStages,
     ctx: RunContext,
     parts: list[list[str]],
     shards: list[sandbox.SandboxResult],
@@ -181,7 +181,7 @@ def _score_shards(
     nothing of the others; the judge cache is read here, before any shard writes.
     """
     cache = _cache(ctx, [c for part in parts for c in part], probes=False)
-    return chain.shards(
+    return stages.shards(
         score.RECORD,
         [
             score.ScoreInputs(
@@ -214,25 +214,25 @@ def _cache(ctx: RunContext, cases: list[str], *, probes: bool) -> dict[str, list
 
 
 def _score(
-    chain: Chain, ctx: RunContext, progress: _Progress, *, probes: bool
+    stages: RunStages, ctx: RunContext, progress: _Progress, *, probes: bool
 ) -> score.ScoreResult:
     """A score stage over every batch so far (judging only the pairs not judged yet)."""
     judged = {v.case_id for s in progress.scores for v in s.verdicts}
     cases = sorted({p.case_id for s in progress.sandbox for p in s.pairs} - judged)
     cache = _cache(ctx, cases, probes=probes and ctx.params.probe_pairs > 0)
     # as one shard: through the task runner, like every shard of the score stage
-    [result] = chain.shards(
+    [result] = stages.shards(
         score.RECORD,
         [
             score.ScoreInputs(
                 **ctx.run,
                 classify=ctx.classify,
-                sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
-                flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
+                sandbox=_merged(stages, sandbox.SandboxResult.merge, progress.sandbox),
+                flakes=_merged(stages, flakes.FlakeResult.merge, progress.flakes),
                 baseline=ctx.baseline,
                 candidate=ctx.candidate,
                 judges=ctx.judges,
-                earlier=_merged(chain, score.ScoreResult.merge, progress.scores)
+                earlier=_merged(stages, score.ScoreResult.merge, progress.scores)
                 if progress.scores
                 else None,
                 cached=[c for calls in cache.values() for c in calls],
@@ -301,7 +301,7 @@ def _over_budget(params: RunParams, progress: _Progress, next_cases: int) -> Sto
     return None
 
 
-def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
+def evaluate(stages: RunStages, ctx: RunContext) -> Evaluated:
     """Evaluate the plan's cases, in batches where the run is adaptive, and merge the results."""
     seed = ctx.params.seed or 0
     order = evaluation_order(ctx.classify.planned_case_ids, seed)
@@ -315,14 +315,14 @@ def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
         if over is not None:
             stop = over
             break
-        _run_batch(chain, ctx, cases, progress, adaptive=adaptive)
+        _run_batch(stages, ctx, cases, progress, adaptive=adaptive)
         decided = _stop(ctx, order, progress) if adaptive and ctx.judged else None
         if decided is not None:
             stop = decided
             break
     probes_left = adaptive and ctx.params.probe_pairs > 0
     if ctx.judged and progress.scores and (probes_left or not progress.summarised):
-        progress.scores.append(_score(chain, ctx, progress, probes=True))
+        progress.scores.append(_score(stages, ctx, progress, probes=True))
     evaluation = Evaluation(
         adaptive=adaptive,
         rule=_rule(ctx) if adaptive else "every planned case",
@@ -339,9 +339,11 @@ def evaluate(chain: Chain, ctx: RunContext) -> Evaluated:
     return Evaluated(
         order=order,
         evaluation=evaluation,
-        sandbox=_merged(chain, sandbox.SandboxResult.merge, progress.sandbox),
-        flakes=_merged(chain, flakes.FlakeResult.merge, progress.flakes),
-        score=_merged(chain, score.ScoreResult.merge, progress.scores) if progress.scores else None,
+        sandbox=_merged(stages, sandbox.SandboxResult.merge, progress.sandbox),
+        flakes=_merged(stages, flakes.FlakeResult.merge, progress.flakes),
+        score=_merged(stages, score.ScoreResult.merge, progress.scores)
+        if progress.scores
+        else None,
     )
 
 

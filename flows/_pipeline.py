@@ -63,7 +63,7 @@ class RunResult(BaseModel):
     """The run's figures."""
 
 
-class _Chain:
+class _RunStages:
     """The stages of one run so far: each is resumed from its checkpoint or run as a task."""
 
     def __init__(self, store: Ledger, run_id: str, *, orchestrated: bool = True) -> None:
@@ -169,12 +169,12 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
             )
         ]
     )
-    chain = _Chain(store, run_id, orchestrated=orchestrated)
+    stages = _RunStages(store, run_id, orchestrated=orchestrated)
     ids = {"run_id": run_id, "ledger": store}
     if orchestrated:
-        label_flow_run(run_id, [f"kind:{kind.value}", f"corpus:{corpus.name}"], chain.say())
+        label_flow_run(run_id, [f"kind:{kind.value}", f"corpus:{corpus.name}"], stages.say())
 
-    classified = chain.stage(
+    classified = stages.stage(
         classify.RECORD,
         classify.ClassifyInputs(**ids, corpus=corpus, changed_paths=run.changed),
         classify.ClassifySettings(hash_cache=hash_cache, impact=run.config.impact),
@@ -182,8 +182,8 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
     evaluates = PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned
     if evaluates:
-        chain.start_runner()  # a Dask cluster comes up while the corpus is hashed
-    hashed = chain.stage(
+        stages.start_runner()  # a Dask cluster comes up while the corpus is hashed
+    hashed = stages.stage(
         hash_corpus.RECORD,
         hash_corpus.HashInputs(**ids, corpus=corpus, classify=classified),
         hash_corpus.HashSettings(hash_cache=hash_cache),
@@ -191,7 +191,7 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
     evaluated = None
     if evaluates:
         evaluated = evaluate(
-            chain,
+            stages,
             RunContext(
                 run=ids,
                 corpus=corpus,
@@ -209,7 +209,7 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
             ),
         )
     out_dir = Path(params.out) if params.out else report.default_out_dir(store, run_id)
-    summary = chain.stage(
+    summary = stages.stage(
         report.RECORD,
         report.ReportInputs(
             **ids,
@@ -220,7 +220,7 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
             judge=params.judge,
             strategy=params.strategy,
             parameters=recorded,
-            stages_run=chain.done(),
+            stages_run=stages.done(),
             classify=classified,
             hashed=hashed,
             order=evaluated.order if evaluated else [],
@@ -232,7 +232,7 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
         report.ReportSettings(gate=gate),
     )
     if orchestrated and summary.gate is not None:
-        label_flow_run(None, [f"gate:{summary.gate.outcome.value}"], chain.say())
+        label_flow_run(None, [f"gate:{summary.gate.outcome.value}"], stages.say())
     # every time: a resumed run gets its files back (transcripts from the restored sandbox result)
     report.publish(
         summary, store, out_dir, evaluated.sandbox if evaluated else None, artifacts=orchestrated
@@ -241,9 +241,9 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
         run_id=run_id,
         kind=kind,
         ledger=str(store.path),
-        stages_run=list(dict.fromkeys(chain.ran)),
-        stages_resumed=list(dict.fromkeys(chain.resumed)),
-        stages_skipped=_skipped(chain),
+        stages_run=list(dict.fromkeys(stages.ran)),
+        stages_resumed=list(dict.fromkeys(stages.resumed)),
+        stages_skipped=_skipped(stages),
         report_dir=str(out_dir),
         summary=summary,
     )
@@ -286,6 +286,6 @@ def finished(result: RunResult) -> RunResult:
     return cast(RunResult, state)
 
 
-def _skipped(chain: _Chain) -> list[str]:
-    done: Sequence[str] = (*chain.ran, *chain.resumed)
+def _skipped(stages: _RunStages) -> list[str]:
+    done: Sequence[str] = (*stages.ran, *stages.resumed)
     return [s for s in STAGES if s not in done]
