@@ -24,7 +24,7 @@ from flows._inputs import INPUTS_KEY
 from flows._prepare import Prepared, for_runner
 from flows._progress import StageProgress, terminal
 from flows._runner import (
-    RunnerStart,
+    ClusterStartup,
     run_stage,
     shard_default,
     shard_tail_default,
@@ -72,13 +72,13 @@ class _RunStages:
         """Whether stages run as Prefect tasks (inside a flow run) or as their plain functions."""
         self.ran: list[str] = []
         self.resumed: list[str] = []
-        self.runner: RunnerStart | None = None
-        """The flow's Dask cluster coming up while the flow goes on (:meth:`start_runner`)."""
+        self.cluster: ClusterStartup | None = None
+        """The flow's Dask cluster coming up while the flow goes on (:meth:`start_cluster`)."""
 
-    def start_runner(self) -> None:
-        """Start the flow's task runner's workers now, for the shards to come."""
-        if self.orchestrated and self.runner is None:
-            self.runner = RunnerStart()
+    def start_cluster(self) -> None:
+        """Start the flow's Dask cluster now, for the shards to come."""
+        if self.orchestrated and self.cluster is None:
+            self.cluster = ClusterStartup()
 
     def say(self) -> Callable[[str], None]:
         """Where progress lines go: the flow run's log (none when not orchestrated)."""
@@ -109,8 +109,8 @@ class _RunStages:
         if not self.orchestrated:  # shards go through a flow's task runner
             raise ValueError(f"the {record.name} stage's shards need a flow run")
         task = stage_task(record.name)
-        if self.runner is not None:  # the stage's clock starts with its workers up
-            self.runner.wait()
+        if self.cluster is not None:  # the stage's clock starts with its workers up
+            self.cluster.wait()
         with StageProgress(
             record.name, "shards", len(shards), self.say(), bars=terminal()
         ) as shown:
@@ -182,7 +182,7 @@ def run_pipeline(run: Prepared, *, orchestrated: bool = True) -> RunResult:
     planned = set(classified.plan.stages) if classified.planned_case_ids else set()
     evaluates = PipelineStage.SANDBOX in planned or PipelineStage.SCORE in planned
     if evaluates:
-        stages.start_runner()  # a Dask cluster comes up while the corpus is hashed
+        stages.start_cluster()  # a Dask cluster comes up while the corpus is hashed
     hashed = stages.stage(
         hash_corpus.RECORD,
         hash_corpus.HashInputs(**ids, corpus=corpus, classify=classified),

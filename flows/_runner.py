@@ -42,8 +42,8 @@ __all__ = [
     "THREAD_SHARD_SIZE",
     "WORKER_CONFIG",
     "WORKER_PRELOAD",
+    "ClusterStartup",
     "RunnerKind",
-    "RunnerStart",
     "Unwalked",
     "check_runner_env",
     "dask_task_runner",
@@ -85,7 +85,7 @@ CLUSTER_CONFIG: dict[str, Any] = {
     if key != "distributed.worker.profile.enabled"
 }
 """The same monitors and ticks for what a local cluster runs in the flow's own process (its
-scheduler and the workers' nannies), set while :class:`RunnerStart` makes it."""
+scheduler and the workers' nannies), set while :class:`ClusterStartup` makes it."""
 
 WORKER_PRELOAD = "flows.dask_worker"
 """The module every worker loads as it starts (``dask worker --preload flows.dask_worker``)."""
@@ -284,7 +284,7 @@ def shard_tail_default() -> bool:
     return runner is not None and _on_dask(runner)
 
 
-class RunnerStart:
+class ClusterStartup:
     """The flow run's Dask cluster, started in a thread of its own while the flow goes on.
 
     prefect-dask makes its local cluster (a scheduler, and worker processes that each import

@@ -90,20 +90,20 @@ def test_local_workers_import_the_stages_as_they_start() -> None:
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_flow_s_dask_cluster_comes_up_before_its_first_submit() -> None:
-    """RunnerStart makes the flow's local cluster in a thread while the flow goes on; after
+    """ClusterStartup makes the flow's local cluster in a thread while the flow goes on; after
     wait() its client and workers are there, before anything was submitted. The thread runner
     starts nothing; a cluster that cannot start raises its error from wait()."""
     from prefect import flow
     from prefect.context import FlowRunContext
 
-    from flows._runner import RunnerStart
+    from flows._runner import ClusterStartup
 
     dask: Any = dask_task_runner(n_workers=1)
     threads: Any = ThreadPoolTaskRunner(max_workers=1)
 
     @flow(task_runner=dask)
     def on_dask() -> int:
-        start = RunnerStart()
+        start = ClusterStartup()
         assert start.started
         start.wait()
         ctx: Any = FlowRunContext.get()  # the flow run's own copy of the runner
@@ -119,7 +119,7 @@ def test_a_flow_s_dask_cluster_comes_up_before_its_first_submit() -> None:
 
     @flow(task_runner=threads)
     def on_threads() -> bool:
-        start = RunnerStart()
+        start = ClusterStartup()
         start.wait()
         return start.started
 
@@ -130,11 +130,11 @@ def test_a_flow_s_dask_cluster_comes_up_before_its_first_submit() -> None:
 
     @flow(task_runner=unstartable)
     def broken() -> None:
-        RunnerStart().wait()
+        ClusterStartup().wait()
 
     assert on_dask() == 1
     assert on_threads() is False
-    assert RunnerStart().started is False  # outside any flow run
+    assert ClusterStartup().started is False  # outside any flow run
     with pytest.raises(RuntimeError, match="no cluster here"):
         broken()
 
