@@ -42,9 +42,9 @@ __all__ = [
     "THREAD_SHARD_SIZE",
     "WORKER_CONFIG",
     "WORKER_PRELOAD",
+    "BoxedInputs",
     "ClusterStartup",
     "RunnerKind",
-    "Unwalked",
     "check_runner_env",
     "dask_task_runner",
     "plan_shards",
@@ -331,7 +331,7 @@ class ClusterStartup:
             raise self._failed
 
 
-class Unwalked:
+class BoxedInputs:
     """A stage's inputs handed to its task in a box Prefect does not open.
 
     Prefect walks every task parameter to its leaves, looking for futures and
@@ -360,12 +360,12 @@ class Unwalked:
         through prefect-dask is keyed by its new task run's id too, so no two shards share a
         key. Without it Dask tokenized the inputs by pickling and unpickling them twice more
         per submit, to check that two pickles agree."""
-        return ("bughunt.Unwalked", self.token)
+        return ("bughunt.BoxedInputs", self.token)
 
 
 def unboxed(handed: Any) -> Any:
-    """The inputs a stage's task was handed, out of their :class:`Unwalked` box if boxed."""
-    return handed.inputs if isinstance(handed, Unwalked) else handed
+    """The inputs a stage's task was handed, out of their :class:`BoxedInputs` box if boxed."""
+    return handed.inputs if isinstance(handed, BoxedInputs) else handed
 
 
 def run_stage(task: Task[[Any, Any], R], inputs: Any, settings: Any) -> R:
@@ -374,9 +374,9 @@ def run_stage(task: Task[[Any, Any], R], inputs: Any, settings: Any) -> R:
 
     The task's own exception is raised here when it fails (after its retries).
     """
-    return task(Unwalked(inputs), settings)
+    return task(BoxedInputs(inputs), settings)
 
 
 def submit_stage(task: Task[[Any, Any], R], inputs: Any, settings: Any) -> PrefectFuture[R]:
     """Submit one stage task (a shard) on ``(inputs, settings)`` through the flow's task runner."""
-    return task.submit(Unwalked(inputs), settings)
+    return task.submit(BoxedInputs(inputs), settings)

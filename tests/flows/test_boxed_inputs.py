@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from flows._runner import Unwalked, run_stage, submit_stage, unboxed
+from flows._runner import BoxedInputs, run_stage, submit_stage, unboxed
 from flows._tasks import _named
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -79,11 +79,11 @@ def test_the_box_travels_as_the_inputs_do_and_every_stage_opens_it() -> None:
     """Pickled (as Dask sends a shard to a worker) the box keeps its inputs; a stage's task
     function is handed what is inside, boxed or not."""
     handed = _inputs()
-    again = pickle.loads(pickle.dumps(Unwalked(handed)))
-    assert isinstance(again, Unwalked) and again.inputs == handed
+    again = pickle.loads(pickle.dumps(BoxedInputs(handed)))
+    assert isinstance(again, BoxedInputs) and again.inputs == handed
     seen: list[Any] = []
     stage = _named("sandbox", lambda inputs, settings: seen.append((inputs, settings)))
-    stage(Unwalked(handed), "s")
+    stage(BoxedInputs(handed), "s")
     stage(handed, "t")
     assert seen == [(handed, "s"), (handed, "t")]
     assert unboxed(handed) is handed
