@@ -20,6 +20,7 @@ from bughunt.models import AgentMode, AgentVersion, Status, Tree
 from corpus import Corpus, load_corpus
 from tasks.sandbox import (
     TEST_FILE,
+    Files,
     PairResult,
     SandboxResult,
     SandboxSettings,
@@ -29,7 +30,6 @@ from tasks.sandbox import (
     rewrite_plan,
     run_sandbox,
 )
-from tasks.sandbox._trees import Files
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "corpus" / "demo"

@@ -216,7 +216,7 @@ def orchestration_per_shard(payload: object) -> float:
     from prefect import flow, task
     from prefect.cache_policies import NONE
 
-    from flows._runner import dask_task_runner
+    from flows import dask_task_runner
 
     blob = payload
 
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(str(err))
     private_prefect()
     os.environ.pop("BUGHUNT_SLOTS", None)  # one slot per worker
-    from flows._runner import DASK_SHARD_SIZE, dask_task_runner  # Prefect, once set up
+    from flows import DASK_SHARD_SIZE, dask_task_runner  # Prefect, once set up
 
     args.shard_size = args.shard_size or DASK_SHARD_SIZE
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bughunt-scale-bench-"))

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
         handed_over as handed_over,
         prepare as prepare,
     )
+    from flows._runner import (
+        DASK_SHARD_SIZE as DASK_SHARD_SIZE,
+        dask_task_runner as dask_task_runner,
+    )
     from flows.nightly import nightly_flow as nightly_flow
     from flows.params import RunParams as RunParams, new_run_id as new_run_id, run_seed as run_seed
     from flows.pr import pr_flow as pr_flow

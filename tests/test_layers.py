@@ -39,6 +39,13 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for pkg in table["root_packages"]:
         (root / pkg).mkdir(parents=True)
         (root / pkg / "__init__.py").write_text("")
+    for contract in table["contracts"]:  # every layer a contract names inside a container
+        for container in contract.get("containers", []):
+            for layer in contract["layers"]:
+                for name in layer.split("|"):
+                    package = root / container.replace(".", "/") / name.strip()
+                    package.mkdir(parents=True, exist_ok=True)
+                    (package / "__init__.py").write_text("")
     for rel, source in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +90,11 @@ def test_the_code_keeps_the_contract(tmp_path: Path) -> None:
         ({"flows/x.py": "import cli\n"}, "Layers"),
         ({"corpus/x.py": "import ledger\n"}, "Layers"),
         ({"gateway/x.py": "import bughunt\n"}, "The gateway imports nothing else"),
+        ({"cli/x.py": "import benchmarks\n"}, "Layers"),
+        ({"tasks/classify/x.py": "import tasks.sandbox\n"}, "Stages in pipeline order"),
+        ({"tasks/sandbox/x.py": "import tasks.score\n"}, "Stages in pipeline order"),
+        ({"tasks/score/x.py": "import tasks.gate\n"}, "Stages in pipeline order"),
+        ({"tasks/make_corpus/x.py": "import tasks.report\n"}, "Stages in pipeline order"),
         (
             {
                 "tasks/sandbox/__init__.py": "",
@@ -101,6 +113,11 @@ def test_the_code_keeps_the_contract(tmp_path: Path) -> None:
         "flows→cli",
         "corpus→ledger",
         "gateway→kernel",
+        "cli→benchmarks",
+        "classify→sandbox",
+        "sandbox→score",
+        "score→gate",
+        "make_corpus→report",
         "private across stages",
     ],
 )
@@ -112,11 +129,15 @@ def test_the_contract_refuses(tmp_path: Path, files: dict[str, str], broken: str
 
 
 def test_a_stage_may_use_its_own_private_modules(tmp_path: Path) -> None:
-    """The contract does not forbid what the layout intends: a package's own private modules."""
+    """The contract does not forbid what the layout intends: a package's own private modules,
+    a later stage using an earlier one, a benchmark using the product."""
     files = {
         "tasks/score/__init__.py": "from tasks.score._stage import x\n",
         "tasks/score/_stage.py": "x = 1\n",
         "flows/x.py": "import tasks.score\nimport judging\nimport ledger\nimport bughunt\n",
+        "tasks/report/x.py": "import tasks.gate\nimport tasks.score\nimport tasks.outcomes\n",
+        "tasks/sandbox/x.py": "import tasks.hash_corpus\nimport tasks.classify\n",
+        "benchmarks/x.py": "import cli\nimport tasks.sandbox\n",
     }
     proc = _lint(tmp_path, _tree(tmp_path, files))
     assert proc.returncode == 0, proc.stdout
