@@ -194,7 +194,7 @@ class Checkpoints:
         out: dict[int, tuple[R, bool]] = {}
         # Not prefect.futures.as_completed: it holds every future, and so every shard's whole
         # result, until the last returns. Here a future is let go once its shard is written,
-        # and the run keeps only what the stage's record keeps of it (StageRecord.kept).
+        # and the run keeps only what the stage's record keeps of it (StageRecord.in_memory).
         pending: dict[int, PrefectFuture[R]] = {}
         finished_shards: queue.SimpleQueue[int] = queue.SimpleQueue()
         started = time.perf_counter()
@@ -250,7 +250,7 @@ class Checkpoints:
         payload = payloads.pop(key, None)
         if payload is None:
             return None
-        result = record.kept(record.restore(payload, self.store, self.run_id))
+        result = record.in_memory(record.restore(payload, self.store, self.run_id))
         self._results[id(result)] = (result, key)
         return result
 
@@ -258,7 +258,7 @@ class Checkpoints:
         self, record: StageRecord[In, R], inputs: In, key: str, result: R, started: float
     ) -> R:
         """Write ``result``'s rows and its checkpoint in one transaction; return what the run
-        keeps of it (:meth:`StageRecord.kept`), which stands for it from then on."""
+        keeps of it (:meth:`StageRecord.in_memory`), which stands for it from then on."""
         rows = list(record.rows(inputs, result))
         counts: dict[str, int] = {}
         for row in rows:
@@ -275,6 +275,6 @@ class Checkpoints:
         del rows
         self._done.add((record.name, key))
         del checkpoint
-        result = record.kept(result)
+        result = record.in_memory(result)
         self._results[id(result)] = (result, key)
         return result

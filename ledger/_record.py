@@ -53,7 +53,7 @@ class StageRecord(Generic[In, R]):
         payload_exclude: Any = None,
         restore_rows: RestoreRows | None = None,
         payload_keys: Callable[[R], dict[str, Any]] | None = None,
-        kept: Callable[[R], R] | None = None,
+        in_memory: Callable[[R], R] | None = None,
     ) -> None:
         self.name = name
         """The stage's name (``stage_outputs.stage``)."""
@@ -67,9 +67,9 @@ class StageRecord(Generic[In, R]):
         # Extra payload entries that find the excluded rows again (e.g. their ids); the
         # restore reads them and they are dropped before the result is rebuilt.
         self._keys = payload_keys
-        self._kept = kept
+        self._in_memory = in_memory
 
-    def kept(self, result: R) -> R:
+    def in_memory(self, result: R) -> R:
         """What a run holds in memory of ``result`` once its rows are in the ledger.
 
         By default the result itself. A stage whose rows carry bulky text (the
@@ -77,7 +77,7 @@ class StageRecord(Generic[In, R]):
         shard's text at a time, not every shard's; whoever needs it reads it back
         from the ledger.
         """
-        return result if self._kept is None else self._kept(result)
+        return result if self._in_memory is None else self._in_memory(result)
 
     def payload(self, result: R) -> dict[str, Any]:
         """The result as JSON, minus fields that live in their own ledger tables."""

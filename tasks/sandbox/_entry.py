@@ -169,7 +169,7 @@ RECORD: StageRecord[SandboxInputs, SandboxResult] = StageRecord(
     rows=_rows,
     payload_exclude={"pairs": {"__all__": {"observations"}}},
     restore_rows=_restore,
-    kept=without_outputs,
+    in_memory=without_outputs,
 )
 """Observations, contract checks and agent runs go to their tables; the rest is the payload.
 Once written, the run keeps the result without the executions' outputs."""

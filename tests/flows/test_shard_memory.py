@@ -46,7 +46,7 @@ BULKY: StageRecord[Part, Bulky] = StageRecord(
     "bulky",
     Bulky,
     payload_exclude={"text"},
-    kept=lambda result: result.model_copy(update={"text": "", "note": ""}),
+    in_memory=lambda result: result.model_copy(update={"text": "", "note": ""}),
 )
 
 
@@ -209,7 +209,7 @@ def test_the_sandbox_keeps_no_outputs_once_written() -> None:
     """The sandbox's record keeps a written result without its outputs and changes nothing
     else; a result with none is kept as it is."""
     full = _result(["x" * 100, None, "y"])
-    kept = RECORD.kept(full)
+    kept = RECORD.in_memory(full)
     assert [o.output for o in kept.observations()] == [None, None, None]
     assert [o.model_dump(exclude={"output"}) for o in kept.observations()] == [
         o.model_dump(exclude={"output"}) for o in full.observations()
