@@ -150,6 +150,74 @@ FINGERPRINT_REASON = (
 )
 
 
+def _only(statuses: Sequence[Status], status: Status) -> bool:
+    """Every execution ended in ``status`` (true of no executions)."""
+    return all(s is status for s in statuses)
+
+
+def _flaky_tree(buggy: Sequence[Status], clean: Sequence[Status]) -> str | None:
+    """The first tree that both passed and failed, with its counts; None when neither did."""
+    for name, statuses in (("buggy", buggy), ("clean", clean)):
+        if Status.PASS in statuses and Status.FAIL in statuses:
+            return f"{name} tree: {_count(statuses)}"
+    return None
+
+
+def _hangs(
+    buggy: Sequence[Status],
+    clean: Sequence[Status],
+    rewritten_buggy: Sequence[Status],
+    rewritten_clean: Sequence[Status],
+) -> bool:
+    """Both trees ran as shown, every buggy execution timed out and every clean one passed.
+
+    Rewritten executions count with the shown ones: a hang must hold on the
+    rewrites too.
+    """
+    return (
+        bool(buggy)
+        and bool(clean)
+        and _only((*buggy, *rewritten_buggy), Status.TIMEOUT)
+        and _only((*clean, *rewritten_clean), Status.PASS)
+    )
+
+
+def _hang_outcome(slow_clean: int) -> tuple[ReproOutcome, str]:
+    """A hang reproduces only when no clean pass came close to the deadline."""
+    if slow_clean:
+        return ReproOutcome.ERROR, (
+            f"the buggy tree hangs, but {slow_clean} clean execution(s) passed only "
+            f"slowly (over {HANG_SHARE:.0%} of the deadline): not a clear hang"
+        )
+    return ReproOutcome.REPRODUCED, HANG_REASON
+
+
+def _undecided(buggy: Sequence[Status], clean: Sequence[Status]) -> bool:
+    """A tree as shown has no execution, or one of them neither passed nor failed."""
+    return (
+        not buggy or not clean or any(s not in (Status.PASS, Status.FAIL) for s in (*buggy, *clean))
+    )
+
+
+def _decided_outcome(
+    buggy: Sequence[Status],
+    clean: Sequence[Status],
+    rewritten_buggy: Sequence[Status],
+    rewritten_clean: Sequence[Status],
+) -> tuple[ReproOutcome, str | None]:
+    """The outcome when every execution on the trees as shown passed or failed, and none is flaky."""
+    if _only(buggy, Status.FAIL) and _only(clean, Status.PASS):
+        # Anything but fail on the rewritten buggy tree and pass on the rewritten clean one
+        # (a pass, an error, a timeout) means the test does not hold there: a test must not
+        # be able to turn a failed check into an "error" that only asks for a review.
+        if _only(rewritten_buggy, Status.FAIL) and _only(rewritten_clean, Status.PASS):
+            return ReproOutcome.REPRODUCED, None
+        return ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON
+    if _only(buggy, Status.PASS):
+        return ReproOutcome.NOT_REPRODUCED, "the test passes on the buggy tree"
+    return ReproOutcome.NOT_REPRODUCED, "the test fails on the clean tree too"
+
+
 def decide_outcome(
     buggy: Sequence[Status],
     clean: Sequence[Status],
@@ -170,33 +238,14 @@ def decide_outcome(
     reproduces on the trees as shown and not on their rewrites is not
     reproduced, with that reason, whatever the rewritten executions ended in.
     """
-    for name, statuses in (("buggy", buggy), ("clean", clean)):
-        if Status.PASS in statuses and Status.FAIL in statuses:
-            return ReproOutcome.FLAKY, f"{name} tree: {_count(statuses)}"
-    all_buggy, all_clean = (*buggy, *rewritten_buggy), (*clean, *rewritten_clean)
-    hangs = bool(buggy) and all(s is Status.TIMEOUT for s in all_buggy)
-    if hangs and clean and all(s is Status.PASS for s in all_clean):
-        if slow_clean:
-            return ReproOutcome.ERROR, (
-                f"the buggy tree hangs, but {slow_clean} clean execution(s) passed only "
-                f"slowly (over {HANG_SHARE:.0%} of the deadline): not a clear hang"
-            )
-        return ReproOutcome.REPRODUCED, HANG_REASON
-    undecided = [s for s in (*buggy, *clean) if s not in (Status.PASS, Status.FAIL)]
-    if undecided or not buggy or not clean:
+    flaky = _flaky_tree(buggy, clean)
+    if flaky is not None:
+        return ReproOutcome.FLAKY, flaky
+    if _hangs(buggy, clean, rewritten_buggy, rewritten_clean):
+        return _hang_outcome(slow_clean)
+    if _undecided(buggy, clean):
         return ReproOutcome.ERROR, f"buggy tree: {_count(buggy)}; clean tree: {_count(clean)}"
-    if all(s is Status.FAIL for s in buggy) and all(s is Status.PASS for s in clean):
-        # Anything but fail on the rewritten buggy tree and pass on the rewritten clean one
-        # (a pass, an error, a timeout) means the test does not hold there: a test must not
-        # be able to turn a failed check into an "error" that only asks for a review.
-        if any(s is not Status.FAIL for s in rewritten_buggy) or any(
-            s is not Status.PASS for s in rewritten_clean
-        ):
-            return ReproOutcome.NOT_REPRODUCED, FINGERPRINT_REASON
-        return ReproOutcome.REPRODUCED, None
-    if all(s is Status.PASS for s in buggy):
-        return ReproOutcome.NOT_REPRODUCED, "the test passes on the buggy tree"
-    return ReproOutcome.NOT_REPRODUCED, "the test fails on the clean tree too"
+    return _decided_outcome(buggy, clean, rewritten_buggy, rewritten_clean)
 
 
 @dataclass(frozen=True, slots=True)
