@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # shards are Prefect futures; a run with no flow run imports 
 In = TypeVar("In", bound=StageInputs)
 
 
-def _put(into: queue.SimpleQueue[int], index: int, _future: object) -> None:
+def _enqueue_finished(into: queue.SimpleQueue[int], index: int, _future: object) -> None:
     """A future's done callback: its shard's index into the queue the flow waits on."""
     into.put(index)
 
@@ -71,8 +71,8 @@ def _heap_frozen() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def _unheard(**_: object) -> None:
-    """A shard's news that nobody asked for."""
+def _ignore_progress(**_: object) -> None:
+    """Hears of a shard's progress when the caller of :meth:`Checkpoints.run_shards` does not."""
 
 
 R = TypeVar("R", bound=BaseModel)
@@ -134,9 +134,9 @@ class Checkpoints:
         with the value kept alive, so its id is never reused)."""
         shared = isinstance(value, BaseModel) and value.model_config.get("frozen", False)
         if shared:
-            kept = self._dumps.get(id(value))
-            if kept is not None and kept[0] is value:
-                return kept[1]
+            cached = self._dumps.get(id(value))
+            if cached is not None and cached[0] is value:
+                return cached[1]
         dumped = canonical_json(to_jsonable_python(value, bytes_mode="base64"))
         if shared:
             self._dumps[id(value)] = (value, dumped)
@@ -189,7 +189,7 @@ class Checkpoints:
         has returned and been written. ``finished()`` hears of each shard written,
         ``finished(resumed=True)`` of each found finished before.
         """
-        told: Callable[..., None] = finished if finished is not None else _unheard
+        progress: Callable[..., None] = finished if finished is not None else _ignore_progress
         keys = [self.identity(inputs, settings) for inputs in shards]
         out: dict[int, tuple[R, bool]] = {}
         # Not prefect.futures.as_completed: it holds every future, and so every shard's whole
@@ -205,11 +205,11 @@ class Checkpoints:
                 restored = self._restore(record, key, payloads)
                 if restored is not None:
                     out[index] = (restored, True)
-                    told(resumed=True)
+                    progress(resumed=True)
                 else:
                     pending[index] = submit(shards[index])
                     pending[index].add_done_callback(
-                        functools.partial(_put, finished_shards, index)
+                        functools.partial(_enqueue_finished, finished_shards, index)
                     )
             while pending:
                 index = finished_shards.get()
@@ -229,7 +229,7 @@ class Checkpoints:
                 # (tests/flows/test_shard_memory.py). It walks only what the stage has made
                 # since it began (_heap_frozen).
                 gc.collect()
-                told()
+                progress()
         if failure is not None:
             raise failure
         return [out[index] for index in range(len(shards))]
