@@ -68,7 +68,7 @@ def stats(ledger: LedgerOpt = None, as_json: JsonOpt = False) -> None:
     (ledger migration 0016) are listed last, without them: they are not reused
     until `bughunt cache adopt` vouches for them.
     """
-    from tasks.score import cache_stats
+    from tasks.score.judge_cache import cache_stats
 
     groups = cache_stats(Ledger(ledger))
     if as_json:
@@ -104,7 +104,7 @@ def clear(
     those pairs again.
     """
     from flows.adhoc import invalidate_cache
-    from tasks.score import invalidation
+    from tasks.score.judge_cache import invalidation
 
     store = Ledger(ledger)
     row = invalidation(CacheInvalidation.CLEAR, judge=judge, model=model)
@@ -135,7 +135,7 @@ def prune(
     the calls stay, and the next run sends those pairs again.
     """
     from flows.adhoc import invalidate_cache
-    from tasks.score import invalidation
+    from tasks.score.judge_cache import invalidation
 
     age = parse_span(older_than, field="--older-than")
     store = Ledger(ledger)

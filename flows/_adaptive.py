@@ -40,6 +40,7 @@ from tasks.gate import (
     verdict_samples,
 )
 from tasks.hash_corpus import HashResult
+from tasks.score import judge_cache
 
 In = TypeVar("In", bound=StageInputs)
 R = TypeVar("R", bound=BaseModel)
@@ -204,12 +205,12 @@ def _cache(ctx: RunContext, cases: list[str], *, probes: bool) -> dict[str, list
     """The judge cache the score stage on ``cases`` may use, read from the ledger here."""
     if ctx.params.refresh_judge:
         return {}
-    return score.cached_calls(
+    return judge_cache.cached_calls(
         ctx.run["ledger"],
         [j.name for j in ctx.judges],
         cases,
         probes=probes,
-        not_before=score.cache_cutoff(ctx.params.judge_cache_ttl_s()),
+        not_before=judge_cache.cache_cutoff(ctx.params.judge_cache_ttl_s()),
     )
 
 

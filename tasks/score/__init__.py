@@ -1,6 +1,7 @@
 """Stage 5, score: judging the pairs, the judge cache, calibration and probes (docs/judges.md).
 
-The outcome contract is :mod:`tasks.outcomes`; the PR gate, which decides on this stage's
+The judge cache in the ledger is :mod:`tasks.score.judge_cache`; the outcome contract is
+:mod:`tasks.outcomes`; the PR gate, which decides on this stage's
 verdicts, is :mod:`tasks.gate`.
 """
 
@@ -11,19 +12,6 @@ from typing import TYPE_CHECKING
 from bughunt.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from tasks.score._cache import (
-        cache_cutoff as cache_cutoff,
-        cached_calls as cached_calls,
-        ledger_lookup as ledger_lookup,
-    )
-    from tasks.score._cache_admin import (
-        adoptable as adoptable,
-        adoption as adoption,
-        adoption_of as adoption_of,
-        cache_stats as cache_stats,
-        invalidated as invalidated,
-        invalidation as invalidation,
-    )
     from tasks.score._calibrate import (
         CalibrationRun as CalibrationRun,
         CalibrationSettings as CalibrationSettings,
@@ -32,11 +20,7 @@ if TYPE_CHECKING:
     )
     from tasks.score._corpus_probe import probe_corpus as probe_corpus
     from tasks.score._entry import RECORD as RECORD, ScoreInputs as ScoreInputs, run as run
-    from tasks.score._evidence import (
-        ReportEvidence as ReportEvidence,
-        report_quality as report_quality,
-        words_of as words_of,
-    )
+    from tasks.score._evidence import ReportEvidence as ReportEvidence
     from tasks.score._health import (
         CallCounts as CallCounts,
         JudgeHealth as JudgeHealth,

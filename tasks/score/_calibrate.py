@@ -38,7 +38,7 @@ from judging.calibration import (
 )
 from judging.judges import Breaker, Judge, JudgeRequest, ReportFeatures, judge_batch, load_cache
 from ledger import Ledger
-from tasks.score._cache import cache_cutoff, ledger_lookup
+from tasks.score.judge_cache import cache_cutoff, ledger_lookup
 from tasks.score._probe_stage import DEFAULT_QUALITY
 from tasks.score.pairs import (
     JudgeRef,

@@ -19,10 +19,10 @@ from corpus import Corpus
 from judging.judges import Judge
 from ledger import Ledger
 from tasks.sandbox import recorded_report
-from tasks.score._cache import cache_cutoff, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality
 from tasks.score._probe_stage import ProbeContext, probe_judge, probe_self_preference
 from tasks.score._settings import ScoreSettings
+from tasks.score.judge_cache import cache_cutoff, ledger_lookup
 
 
 class CorpusProbeResult(BaseModel):

@@ -27,7 +27,7 @@ from judging.judges import (
     load_cache,
 )
 from ledger import Ledger
-from tasks.score._cache import cache_cutoff, calls_lookup, ledger_lookup
+from tasks.score.judge_cache import cache_cutoff, calls_lookup, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge

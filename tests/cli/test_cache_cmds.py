@@ -13,7 +13,7 @@ from bughunt.models import CallStatus, JudgeCall, utcnow
 from cli import app
 from judging.judges import SimJudge, judge_batch, load_cache
 from ledger import Ledger
-from tasks.score import ledger_lookup
+from tasks.score.judge_cache import ledger_lookup
 from tests.judging.judges.helpers import ScriptedJudge, requests
 
 runner = CliRunner()

@@ -29,7 +29,7 @@ from judging.judges import (
 )
 from ledger import Ledger, current_version, known_migrations
 from ledger._migrate import migrate
-from tasks.score import ledger_lookup
+from tasks.score.judge_cache import ledger_lookup
 from tests.judging.calibration.builders import judges_toml
 from tests.judging.judges.helpers import requests
 from tests.judging.judges.openai_server import OpenAIServer, answer

@@ -19,7 +19,7 @@ from judging.judges import (
     load_cache,
 )
 from ledger import Ledger
-from tasks.score import ledger_lookup
+from tasks.score.judge_cache import ledger_lookup
 from tests.judging.judges.helpers import (
     ScriptedJudge,
     assert_no_failure_carries_a_winner,

@@ -28,7 +28,7 @@ from judging.judges import (
 )
 from judging.judges._identity import command_endpoint, openai_endpoint
 from ledger import Ledger
-from tasks.score import cache_cutoff, ledger_lookup
+from tasks.score.judge_cache import cache_cutoff, ledger_lookup
 from tests.judging.judges.helpers import ScriptedJudge, request, requests
 from tests.judging.judges.openai_server import OpenAIServer, answer
 

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from bughunt.models import JudgeCall, Strategy, utcnow
 from judging.judges import SimJudge
 from ledger import Ledger
-from tasks.score import ScoreResult, ScoreSettings, cache_cutoff, cached_calls, score_stage
+from tasks.score import ScoreResult, ScoreSettings, score_stage
+from tasks.score.judge_cache import cache_cutoff, cached_calls
 from tests.tasks.score.test_score_stage import evidence
 
 DAY = 86_400.0

@@ -9,7 +9,8 @@ import pytest
 from bughunt.models import BugReport, CallStatus, ReproOutcome, Strategy, VerdictOutcome
 from judging.judges import SimJudge
 from ledger import Ledger
-from tasks.score import ReportEvidence, ScoreSettings, report_quality, score_stage
+from tasks.score import ReportEvidence, ScoreSettings, score_stage
+from tasks.score._evidence import report_quality, words_of
 from tests.conftest import ROOT
 
 RECORDED = ROOT / "corpus" / "demo" / "recorded"
@@ -94,6 +95,5 @@ def test_padding_adds_words_not_quality() -> None:
         by[("cmp-same-day-posting", "baseline")],
     )
     assert report_quality(padded) == pytest.approx(report_quality(plain))
-    from tasks.score import words_of
 
     assert words_of(padded) > 1.4 * words_of(plain)  # prose doubled; the repro test is shared

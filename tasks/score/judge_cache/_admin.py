@@ -23,7 +23,7 @@ from bughunt.models import (
 )
 from judging.judges import JudgeConfig
 from ledger import Ledger, arrow_to_rows, current_version
-from tasks.score._cache import CACHE_SCHEMA_VERSION
+from tasks.score.judge_cache._lookup import CACHE_SCHEMA_VERSION
 
 
 class CacheGroup(BaseModel):
