@@ -158,6 +158,52 @@ class AgentTrace(TypedDict, total=False):
     calls: list[dict[str, Any]]
 
 
+class _CallUsage(TypedDict):
+    """An agent run's figures from its gateway's request log (the ``agent_runs`` row's fields)."""
+
+    requests: int
+    refused: int
+    tunnels: int
+    tokens_in: int | None
+    tokens_out: int | None
+    cost: float | None
+    model: str | None
+
+
+def _forwarded(call: dict[str, Any], kind: str) -> bool:
+    """A request of ``kind`` the gateway let through; an entry without a kind is a model call.
+
+    Tunnels (CONNECT, ``network.allow``) are counted apart: they carry no model usage.
+    """
+    return call.get("kind", "model") == kind and call.get("refused") is None
+
+
+def _reported_sum(calls: Sequence[dict[str, Any]], key: str) -> Any:
+    """``key`` summed over the calls that reported it; None when none did (absence is never zero)."""
+    values = [c[key] for c in calls if c.get(key) is not None]
+    return sum(values) if values else None
+
+
+def _call_usage(calls: Sequence[dict[str, Any]]) -> _CallUsage:
+    """Requests, refusals, tunnels, tokens, cost and last model of a gateway's request log.
+
+    Usage figures are sums over the answers that reported them; None when
+    none did, and no cost without any model call.
+    """
+    answered = [c for c in calls if _forwarded(c, "model")]
+    models = [c["model"] for c in answered if c.get("model")]
+    return {
+        "requests": len(answered),
+        # The gateway folds a long run of refusals into one entry with its ``count``.
+        "refused": sum(int(c.get("count") or 1) for c in calls if c.get("refused") is not None),
+        "tunnels": sum(1 for c in calls if _forwarded(c, "tunnel")),
+        "tokens_in": _reported_sum(answered, "tokens_in"),
+        "tokens_out": _reported_sum(answered, "tokens_out"),
+        "cost": sum(float(c.get("cost") or 0.0) for c in answered) if answered else None,
+        "model": models[-1] if models else None,
+    }
+
+
 def agent_trace(
     execution: AgentExecution | None,
     *,
@@ -169,19 +215,12 @@ def agent_trace(
 ) -> AgentTrace:
     """The pair's fields for an agent execution: its ``agent_runs`` row, transcript and calls.
 
-    Usage figures are sums over the answers that reported them; None when
-    none did (absence is never zero), and no cost without any model call.
+    The row's usage figures are sums over the answers that reported them;
+    None when none did (absence is never zero), and no cost without any
+    model call (:func:`_call_usage`).
     """
     if execution is None:
         return {}
-    calls = execution.calls
-    # Tunnels (CONNECT, ``network.allow``) are counted apart: they carry no model usage.
-    model_calls = [c for c in calls if c.get("kind", "model") == "model"]
-    answered = [c for c in model_calls if c.get("refused") is None]
-    tunnels = [c for c in calls if c.get("kind") == "tunnel" and c.get("refused") is None]
-    tokens_in = [c["tokens_in"] for c in answered if c.get("tokens_in") is not None]
-    tokens_out = [c["tokens_out"] for c in answered if c.get("tokens_out") is not None]
-    models = [c["model"] for c in answered if c.get("model")]
     got = execution.got
     row = AgentRun(
         run_id=run_id,
@@ -190,14 +229,7 @@ def agent_trace(
         agent_version=agent,
         seconds=execution.seconds,
         ended="report" if not isinstance(got, str) else got[:2_000],
-        requests=len(answered),
-        # The gateway folds a long run of refusals into one entry with its ``count``.
-        refused=sum(int(c.get("count") or 1) for c in calls if c.get("refused") is not None),
-        tunnels=len(tunnels),
-        tokens_in=sum(tokens_in) if tokens_in else None,
-        tokens_out=sum(tokens_out) if tokens_out else None,
-        cost=sum(float(c.get("cost") or 0.0) for c in answered) if answered else None,
-        model=models[-1] if models else None,
         sample=sample,
+        **_call_usage(execution.calls),
     )
-    return {"agent_run": row, "transcript": execution.transcript, "calls": calls}
+    return {"agent_run": row, "transcript": execution.transcript, "calls": execution.calls}
