@@ -14,6 +14,7 @@ from cli._common import JsonOpt, guarded, print_json
 from judging.judges import (
     CHECK_EXPECTED,
     DEFAULT_JUDGE,
+    CallTiming,
     JudgeConfig,
     build_judge,
     build_prompt,
@@ -162,8 +163,8 @@ def check_command(
             backend,
             request,
             run_id="judge-check",
-            deadline_s=deadline if deadline is not None else cfg.deadline_s,
             prompt=prompt,
+            timing=CallTiming(deadline_s=deadline if deadline is not None else cfg.deadline_s),
         )
         summaries.append(_summary(cfg, call))
     if as_json:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from judging.judges._contract import (
         DEFAULT_DEADLINE_S as DEFAULT_DEADLINE_S,
         MAX_ATTEMPTS as MAX_ATTEMPTS,
+        CallTiming as CallTiming,
         backoff_s as backoff_s,
         call_judge as call_judge,
     )

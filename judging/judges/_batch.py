@@ -9,8 +9,6 @@ back in request order. Nothing is written here: the flow writes the rows.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +17,7 @@ from bughunt.models import CallStatus, JudgeCall
 from judging.judges._breaker import Breaker
 from judging.judges._cache import CacheKey
 from judging.judges._config import DEFAULT_MAX_IN_FLIGHT
-from judging.judges._contract import DEFAULT_DEADLINE_S, Clock, Rng, Sleep, call_judge
+from judging.judges._contract import CallTiming, call_judge
 from judging.judges._prompt import build_prompt
 from judging.judges._protocol import Judge, JudgeRequest
 
@@ -46,16 +44,13 @@ def judge_batch(
     *,
     run_id: str,
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
-    deadline_s: float = DEFAULT_DEADLINE_S,
+    timing: CallTiming | None = None,
     breaker: Breaker | None = None,
     cache: Mapping[CacheKey, JudgeCall] | None = None,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
-    rng: Rng = random.random,
 ) -> BatchResult:
     """Call ``judge`` on every request under the call contract; one row per request.
 
-    ``breaker`` defaults to a fresh one shared by this batch; pass one to
+    ``timing`` is each call's (:class:`~judging.judges.CallTiming`). ``breaker`` defaults to a fresh one shared by this batch; pass one to
     share it across batches of the same run. ``cache`` (see
     :func:`~judging.judges.load_cache`) answers unchanged pairs without a
     request. Never raises for a judge failure.
@@ -71,10 +66,7 @@ def judge_batch(
             judge,
             request,
             run_id=run_id,
-            deadline_s=deadline_s,
-            clock=clock,
-            sleep=sleep,
-            rng=rng,
+            timing=timing,
             breaker=breaker,
             cache=cache,
             prompt=build_prompt(request),

@@ -68,6 +68,22 @@ Clock = Callable[[], float]
 Sleep = Callable[[float], None]
 Rng = Callable[[], float]
 
+
+@dataclass(frozen=True, slots=True)
+class CallTiming:
+    """How long one call may take and how it keeps time (inject the last three to test the
+    schedule)."""
+
+    deadline_s: float = DEFAULT_DEADLINE_S
+    """Seconds the call may take over all its attempts and backoffs."""
+    clock: Clock = time.monotonic
+    """Monotonic seconds."""
+    sleep: Sleep = time.sleep
+    """Waits so many seconds."""
+    rng: Rng = random.random
+    """Floats in [0, 1) for the backoff's jitter."""
+
+
 _RETRIED: dict[type[JudgeError], str] = {
     RateLimited: "rate limited",
     ServerError: "server error",
@@ -111,24 +127,22 @@ def call_judge(
     request: JudgeRequest,
     *,
     run_id: str,
-    deadline_s: float = DEFAULT_DEADLINE_S,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
-    rng: Rng = random.random,
+    timing: CallTiming | None = None,
     breaker: Breaker | None = None,
     cache: Mapping[CacheKey, JudgeCall] | None = None,
     prompt: Prompt | None = None,
 ) -> JudgeCall:
     """Judge one ordered pair and return its ledger row; never raises for a judge failure.
 
-    ``clock`` gives monotonic seconds, ``sleep`` waits, ``rng`` gives floats in
-    [0, 1) for the jitter (inject all three to test the schedule). A usable
+    ``timing`` holds the call's deadline (default :data:`DEFAULT_DEADLINE_S`), its clock,
+    its sleep and the jitter's random numbers (inject them to test the schedule). A usable
     entry in ``cache`` under the call's key (judge, model, endpoint, template,
     prompt, order, sample) answers without a request (``cached``, 0 attempts);
     an open ``breaker`` ends the call ``aborted`` without a request.
     """
-    if not deadline_s > 0:
-        raise ValueError(f"deadline_s must be positive, not {deadline_s!r}")
+    timing = timing or CallTiming()
+    if not timing.deadline_s > 0:
+        raise ValueError(f"deadline_s must be positive, not {timing.deadline_s!r}")
     prompt = prompt or build_prompt(request)
     key = prompt_key(judge, prompt, request)
 
@@ -167,10 +181,8 @@ def call_judge(
             failure_reason=f"not sent: {breaker.reason}",
         )
 
-    start = clock()
-    attempts, raw, result = _attempt_loop(
-        judge, prompt, request, start + deadline_s, clock, sleep, rng, breaker
-    )
+    start = timing.clock()
+    attempts, raw, result = _attempt_loop(judge, prompt, request, timing, start, breaker)
     if breaker is not None:
         if result.status is CallStatus.JUDGED:
             breaker.record(True)
@@ -183,7 +195,7 @@ def call_judge(
         winner=answer.winner if answer is not None else None,
         rationale=answer.rationale if answer is not None else None,
         failure_reason=result.reason,
-        latency_s=max(0.0, clock() - start),
+        latency_s=max(0.0, timing.clock() - start),
         raw_answer=truncate(raw),
         created_at=utcnow(),
     )
@@ -268,13 +280,13 @@ def _attempt_loop(
     judge: Judge,
     prompt: Prompt,
     request: JudgeRequest,
-    deadline: float,
-    clock: Clock,
-    sleep: Sleep,
-    rng: Rng,
+    timing: CallTiming,
+    start: float,
     breaker: Breaker | None,
 ) -> tuple[int, str | None, _Outcome]:
-    """Send up to MAX_ATTEMPTS requests; return (attempts, last raw answer, outcome)."""
+    """Send up to MAX_ATTEMPTS requests from ``start`` (on ``timing``'s clock) until its
+    deadline; return (attempts, last raw answer, outcome)."""
+    clock, deadline = timing.clock, start + timing.deadline_s
     reasons: list[str] = []
     raw: str | None = None
     attempt = 0
@@ -301,7 +313,7 @@ def _attempt_loop(
             return attempt, raw, outcome
 
         # A retryable failure: retry if attempts, time and the breaker allow.
-        step = _backoff_or_stop(attempt, deadline, clock, rng, breaker, reasons, retry_after)
+        step = _backoff_or_stop(attempt, deadline, clock, timing.rng, breaker, reasons, retry_after)
         if isinstance(step, _Outcome):
             return attempt, raw, step
-        sleep(step)
+        timing.sleep(step)

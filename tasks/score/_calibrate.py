@@ -36,10 +36,18 @@ from judging.calibration import (
     PairOutcome,
     calibration_figures,
 )
-from judging.judges import Breaker, Judge, JudgeRequest, ReportFeatures, judge_batch, load_cache
+from judging.judges import (
+    Breaker,
+    CallTiming,
+    Judge,
+    JudgeRequest,
+    ReportFeatures,
+    judge_batch,
+    load_cache,
+)
 from ledger import Ledger
-from tasks.score.judge_cache import cache_cutoff, ledger_lookup
 from tasks.score._probe_stage import DEFAULT_QUALITY
+from tasks.score.judge_cache import cache_cutoff, ledger_lookup
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,
@@ -199,9 +207,9 @@ def _judge_all(
             batch,
             run_id=run_id,
             max_in_flight=settings.max_in_flight,
-            deadline_s=settings.deadline_s,
             breaker=Breaker(),
             cache=load_cache(lookup, member, batch, refresh=settings.refresh),
+            timing=CallTiming(deadline_s=settings.deadline_s),
         )
         calls.extend(result.calls)
         if result.degraded:

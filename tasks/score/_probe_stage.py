@@ -28,6 +28,7 @@ from judging.bias import (
 from judging.judges import (
     Breaker,
     CallLookup,
+    CallTiming,
     Judge,
     JudgeRequest,
     ReportFeatures,
@@ -105,10 +106,10 @@ def _judge_fn(
             judge,
             request,
             run_id=ctx.run_id,
-            deadline_s=ctx.settings.deadline_s,
             breaker=breaker,
             cache=cache,
             prompt=build_prompt(request),
+            timing=CallTiming(deadline_s=ctx.settings.deadline_s),
         )
         made.append(call)
         return call.winner if call.status is CallStatus.JUDGED else None

@@ -20,6 +20,7 @@ from bughunt.models import (
 )
 from judging.judges import (
     Breaker,
+    CallTiming,
     Judge,
     JudgeRequest,
     ReportFeatures,
@@ -27,11 +28,11 @@ from judging.judges import (
     load_cache,
 )
 from ledger import Ledger
-from tasks.score.judge_cache import cache_cutoff, calls_lookup, ledger_lookup
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
 from tasks.score._settings import ScoreSettings
+from tasks.score.judge_cache import cache_cutoff, calls_lookup, ledger_lookup
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,
@@ -242,9 +243,9 @@ def score_stage(
             batch,
             run_id=run_id,
             max_in_flight=settings.max_in_flight,
-            deadline_s=settings.deadline_s,
             breaker=breaker,
             cache=load_cache(lookup, by_name[name], batch, refresh=settings.refresh),
+            timing=CallTiming(deadline_s=settings.deadline_s),
         )
         calls.extend(result.calls)
         if result.degraded:

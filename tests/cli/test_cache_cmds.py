@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from bughunt.models import CallStatus, JudgeCall, utcnow
 from cli import app
-from judging.judges import SimJudge, judge_batch, load_cache
+from judging.judges import CallTiming, SimJudge, judge_batch, load_cache
 from ledger import Ledger
 from tasks.score.judge_cache import ledger_lookup
 from tests.judging.judges.helpers import ScriptedJudge, requests
@@ -38,7 +38,9 @@ def seeded(ledger: Ledger) -> None:
     """sim: three answers, one of them 40 days old, and a cached copy of one; scripted: a failed
     call and two answers, 10 days old."""
     sim = judge_batch(SIM, requests(3), run_id="n1").calls
-    failed = judge_batch(ScriptedJudge([]), requests(1), run_id="n1", deadline_s=1e-9).calls
+    failed = judge_batch(
+        ScriptedJudge([]), requests(1), run_id="n1", timing=CallTiming(deadline_s=1e-9)
+    ).calls
     assert failed[0].status is not CallStatus.JUDGED
     ledger.write([*aged(sim[:1], 40), *sim[1:], *failed])
     reqs = requests(1)

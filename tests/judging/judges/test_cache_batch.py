@@ -12,6 +12,7 @@ import pytest
 
 from bughunt.models import CallStatus, JudgeCall, Order, Winner
 from judging.judges import (
+    CallTiming,
     JudgeRequest,
     OpenAIJudge,
     cache_key,
@@ -170,7 +171,7 @@ def test_failed_calls_round_trip_through_the_ledger(ledger: Ledger, server: Open
     judge = judge_for(server)
     calls = [
         judge_batch(judge, [request("a")], run_id="n").calls[0],
-        judge_batch(judge, [request("b")], run_id="n", deadline_s=0.5).calls[0],
+        judge_batch(judge, [request("b")], run_id="n", timing=CallTiming(deadline_s=0.5)).calls[0],
     ]
     ledger.write(calls)
     back = ledger.read(JudgeCall, "ORDER BY case_id")

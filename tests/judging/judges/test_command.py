@@ -18,7 +18,7 @@ from bughunt.models import (
     Order,
     Winner,
 )
-from judging.judges import CommandJudge, JudgeConfig, build_judge, call_judge
+from judging.judges import CallTiming, CommandJudge, JudgeConfig, build_judge, call_judge
 from tasks.score._entry import agent_variables
 from tests.judging.judges.helpers import assert_no_failure_carries_a_winner, request
 from tests.leaks import assert_no_leak
@@ -32,7 +32,12 @@ def script(tmp_path: Path, body: str) -> list[str]:
 
 def run(argv: list[str], deadline_s: float = 10.0, **kw: object) -> JudgeCall:
     judge = CommandJudge(name="cmd", family="local", argv=argv, **kw)  # type: ignore[arg-type]
-    call = call_judge(judge, request(), run_id="r", deadline_s=deadline_s, sleep=lambda _s: None)
+    call = call_judge(
+        judge,
+        request(),
+        run_id="r",
+        timing=CallTiming(deadline_s=deadline_s, sleep=lambda _s: None),
+    )
     assert_no_failure_carries_a_winner([call])
     return call
 
@@ -153,7 +158,10 @@ def test_a_configured_command_judge_scrubs_its_api_key_variable(
         api_key_env="HUNT_TEST_JUDGE_KEY",
     )
     call = call_judge(
-        build_judge(config), request(), run_id="r", deadline_s=10, sleep=lambda _s: None
+        build_judge(config),
+        request(),
+        run_id="r",
+        timing=CallTiming(deadline_s=10, sleep=lambda _s: None),
     )
     assert call.failure_reason is not None and "[secret:HUNT_TEST_JUDGE_KEY]" in call.failure_reason
     assert_no_leak(SECRET, call, "the call's row")
@@ -195,7 +203,9 @@ def test_a_command_judge_never_gets_the_agents_secrets_or_model_keys(
     withheld = agent_variables(agents)
     assert withheld == ["HUNT_AGENT_MODEL_KEY", "HUNT_AGENT_TOKEN"]
     judge = build_judge(config, withhold=withheld)
-    call = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    call = call_judge(
+        judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
+    )
     assert call.status is CallStatus.JUDGED
     env = json.loads(seen.read_text())
     assert "HUNT_AGENT_TOKEN" not in env and "HUNT_AGENT_MODEL_KEY" not in env

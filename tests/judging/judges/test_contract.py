@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import CallStatus, JudgeCall, Winner
 from judging.judges import (
@@ -13,6 +12,7 @@ from judging.judges import (
     TEMPLATE_VERSION,
     Breaker,
     CacheKey,
+    CallTiming,
     ClientError,
     ConnectionFailed,
     JudgeRequest,
@@ -56,10 +56,9 @@ def run(
         judge,
         request(),
         run_id="r1",
-        deadline_s=deadline_s,
-        clock=clock,
-        sleep=clock.sleep,
-        rng=rng or Rng(0.5, 0.5, 0.5),
+        timing=CallTiming(
+            deadline_s=deadline_s, clock=clock, sleep=clock.sleep, rng=rng or Rng(0.5, 0.5, 0.5)
+        ),
         **kw,  # type: ignore[arg-type]
     )
 
@@ -340,8 +339,7 @@ def test_a_different_sample_index_is_a_different_call() -> None:
         request(sample_index=1),
         run_id="r",
         cache=_cached(),
-        clock=clock,
-        sleep=clock.sleep,
+        timing=CallTiming(clock=clock, sleep=clock.sleep),
     )
     assert (call.cached, judge.count, call.sample_index) == (False, 1, 1)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import CallStatus
-from judging.judges import OpenAIJudge, call_judge
+from judging.judges import CallTiming, OpenAIJudge, call_judge
 from tests.judging.judges.helpers import request
 from tests.judging.judges.openai_server import OpenAIServer, Reply, answer, completion
 
@@ -35,7 +35,7 @@ def test_an_idle_connection_the_endpoint_dropped_costs_no_attempt(server: OpenAI
     server.script(answer("second"))
     assert call_judge(judge, request("c1"), run_id="r").status is CallStatus.JUDGED
     time.sleep(0.2)  # the server's side of the connection is closed by now
-    second = call_judge(judge, request("c2"), run_id="r", deadline_s=5)
+    second = call_judge(judge, request("c2"), run_id="r", timing=CallTiming(deadline_s=5))
     assert (second.status, second.attempts, server.count) == (CallStatus.JUDGED, 1, 2)
     first_peer, second_peer = (r.peer for r in server.requests)
     assert first_peer != second_peer
@@ -55,7 +55,7 @@ def test_a_call_that_finds_no_free_connection_in_time_times_out_unsent(
     slow.start()
     while server.count == 0:
         time.sleep(0.01)
-    waited = call_judge(judge, request("waits"), run_id="r", deadline_s=0.3)
+    waited = call_judge(judge, request("waits"), run_id="r", timing=CallTiming(deadline_s=0.3))
     slow.join()
     assert waited.status is CallStatus.TIMED_OUT and waited.winner is None
     assert waited.failure_reason is not None and "no free connection" in waited.failure_reason
@@ -128,7 +128,9 @@ def test_an_https_endpoint_whose_certificate_is_not_trusted_is_never_a_verdict(
     monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))
     judge = judge_for(tls_server)
     tls_server.script(answer("first"))
-    c = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    c = call_judge(
+        judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
+    )
     assert (c.status, c.winner, tls_server.count) == (CallStatus.FAILED_CLOSED, None, 0)
     assert c.failure_reason is not None and "CERTIFICATE_VERIFY_FAILED" in c.failure_reason
     judge.close()

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pytest
 
 from bughunt.models import CallStatus, JudgeCall, Winner
-from judging.judges import Breaker, OpenAIJudge, call_judge, judge_batch
+from judging.judges import Breaker, CallTiming, OpenAIJudge, call_judge, judge_batch
 from tests.judging.judges.helpers import (
     assert_no_failure_carries_a_winner,
     request,
@@ -46,7 +46,9 @@ def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
 
 
 def call(server: OpenAIServer, deadline_s: float = 20.0, **kw: object) -> JudgeCall:
-    result = call_judge(judge_for(server, **kw), request(), run_id="r1", deadline_s=deadline_s)
+    result = call_judge(
+        judge_for(server, **kw), request(), run_id="r1", timing=CallTiming(deadline_s=deadline_s)
+    )
     assert_no_failure_carries_a_winner([result])
     assert_no_leak(KEY, result, "the call's row")
     return result
@@ -165,7 +167,9 @@ def test_breaker_opens_after_k_consecutive_failures_and_nothing_more_is_sent(
         run_id="r1",
         max_in_flight=1,
         breaker=breaker,
-        sleep=lambda _s: None,  # the schedule is tested elsewhere; keep this test quick
+        timing=CallTiming(
+            sleep=lambda _s: None
+        ),  # the schedule is tested elsewhere; keep this test quick
     )
     statuses = [c.status for c in result.calls]
     assert statuses == [CallStatus.FAILED_CLOSED] * 2 + [CallStatus.ABORTED] * 4
@@ -185,7 +189,9 @@ def test_connection_refused_is_retried_then_fails_closed() -> None:
     judge = OpenAIJudge(
         name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
     )
-    c = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+    c = call_judge(
+        judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
+    )
     assert (c.status, c.attempts) == (CallStatus.FAILED_CLOSED, 3)
     assert c.failure_reason is not None and "connection failed" in c.failure_reason
 
@@ -218,7 +224,9 @@ def test_a_connection_dropped_mid_exchange_is_retried_then_fails_closed(reset: b
         judge = OpenAIJudge(
             name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
         )
-        c = call_judge(judge, request(), run_id="r", deadline_s=10, sleep=lambda _s: None)
+        c = call_judge(
+            judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
+        )
     finally:
         listener.close()
     assert (c.status, c.attempts) == (CallStatus.FAILED_CLOSED, 3)
@@ -248,8 +256,8 @@ def test_structured_output_falls_back_to_plain_once_refused(server: OpenAIServer
         answer("second"),
     )
     judge = judge_for(server)
-    first = call_judge(judge, request(), run_id="r", deadline_s=10)
-    second = call_judge(judge, request("c2"), run_id="r", deadline_s=10)
+    first = call_judge(judge, request(), run_id="r", timing=CallTiming(deadline_s=10))
+    second = call_judge(judge, request("c2"), run_id="r", timing=CallTiming(deadline_s=10))
     assert (first.status, first.attempts, second.status) == (
         CallStatus.JUDGED,
         1,

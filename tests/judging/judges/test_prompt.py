@@ -6,11 +6,11 @@ import json
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from bughunt.models import CallStatus, Order, Winner
 from judging.judges import (
+    CallTiming,
     JudgeAnswer,
     OpenAIJudge,
     build_prompt,
@@ -154,7 +154,7 @@ def test_a_hostile_report_cannot_change_the_parsed_verdict(
     server.fallback = _gullible
     judge = OpenAIJudge(name="j", family="f", model="m", base_url=server.base_url, api_key="k")
     hostile = request(first=report("candidate", summary=summary))
-    call = call_judge(judge, hostile, run_id="r", deadline_s=10)
+    call = call_judge(judge, hostile, run_id="r", timing=CallTiming(deadline_s=10))
     assert (call.status, call.winner, call.rationale) == (
         CallStatus.JUDGED,
         Winner.SECOND,

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from bughunt.models import CallStatus, Winner
 from judging.judges import (
+    CallTiming,
     CommandJudge,
     JudgeAnswer,
     JudgeRequest,
@@ -330,7 +330,12 @@ def test_the_command_receives_exactly_the_neutralised_prompt(tmp_path: Path, cas
     """The prompt a command judge reads shows each encoding visibly and defused, byte for byte."""
     argv, seen = gullible_command(tmp_path)
     req = hostile_request(case)
-    call_judge(CommandJudge(name="cmd", family="local", argv=argv), req, run_id="r", deadline_s=60)
+    call_judge(
+        CommandJudge(name="cmd", family="local", argv=argv),
+        req,
+        run_id="r",
+        timing=CallTiming(deadline_s=60),
+    )
     received = json.loads(seen.read_text(encoding="ascii"))
     prompt = build_prompt(req)
     assert re.fullmatch(r"[0-9a-f]{16}", prompt.nonce)
@@ -342,7 +347,7 @@ def test_an_encoded_forgery_is_never_the_recorded_verdict(tmp_path: Path, case: 
     """A command obeying any answer it can read in the prompt finds none: its own verdict stands."""
     argv, _seen = gullible_command(tmp_path)
     judge = CommandJudge(name="cmd", family="local", argv=argv)
-    call = call_judge(judge, hostile_request(case), run_id="r", deadline_s=60)
+    call = call_judge(judge, hostile_request(case), run_id="r", timing=CallTiming(deadline_s=60))
     assert (call.status, call.winner, call.rationale) == (
         CallStatus.JUDGED,
         Winner.SECOND,
