@@ -103,7 +103,7 @@ def _default(key: str) -> Any:
 def recorded_inputs(store: Ledger, run_id: str) -> dict[str, Any] | None:
     """What ``run_id`` recorded as its inputs when it started; ``None`` for a new run id (or one
     recorded before runs recorded their inputs)."""
-    if store.check(writing=True) == 0:
+    if store.writable_version() == 0:
         return None
     for event in store.read(RunInfo, "WHERE run_id = ? ORDER BY recorded_at", [run_id]):
         recorded = event.parameters.get(INPUTS_KEY)
@@ -141,7 +141,7 @@ def check_same_inputs(store: Ledger, run_id: str, inputs: dict[str, Any]) -> Non
     A new run id, or a run recorded before its inputs were (which has none
     to compare), passes.
     """
-    if store.check(writing=True) == 0:  # a new ledger: no run to compare with
+    if store.writable_version() == 0:  # a new ledger: no run to compare with
         return
     for event in store.read(RunInfo, "WHERE run_id = ?", [run_id]):
         recorded = event.parameters.get(INPUTS_KEY)

@@ -124,7 +124,7 @@ def prepare(
     check_runner_env()
     judges = _judges(params)  # first: a mistyped judge is answered before the corpus loads
     store = Ledger(params.ledger)
-    store.check(writing=True)
+    store.check_writable()
     if params.out is not None and Path(params.out).exists() and not Path(params.out).is_dir():
         raise InputError("the report folder is a file", file=params.out, field="out")
     run_id = params.run_id or new_run_id(kind.value)

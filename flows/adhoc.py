@@ -34,10 +34,13 @@ from tasks.score import (
     CalibrationRun,
     CalibrationSettings,
     ScoreSettings,
+    adoptable,
+    adoption,
+    adoption_of,
     calibrate_judge,
+    invalidated,
     probe_corpus,
 )
-from tasks.score.judge_cache import adoptable, adoption, adoption_of, invalidated
 
 
 def ingest_records(records: Sequence[Observation], ledger: Ledger) -> int:
@@ -188,7 +191,7 @@ def invalidate_cache(ledger: Ledger, row: JudgeCacheInvalidation) -> int:
     history). A ledger from before migration 0016 is migrated first; a path
     that holds no ledger is refused (a mistyped ``--ledger`` makes no file).
     """
-    ledger.check(writing=False)
+    ledger.check_readable()
     ledger.migrate()
     dropped = invalidated(ledger, row)
     ledger.write([row])
@@ -215,7 +218,7 @@ def adopt_cache(ledger: Ledger, judge: str, judges_config: Path | None = None) -
     A path that holds no ledger is refused, as by :func:`invalidate_cache`.
     """
     config = load_judges(judges_config).judge(judge)
-    ledger.check(writing=False)
+    ledger.check_readable()
     ledger.migrate()
     earlier = adoption_of(ledger, judge)
     if earlier is not None:

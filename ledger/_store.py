@@ -204,14 +204,34 @@ class Ledger:
             )
         return version
 
-    def check(self, *, writing: bool) -> int:
-        """Refuse a path that is not a whole ledger, changing nothing; return its schema version.
+    def check_readable(self) -> None:
+        """Refuse a path that holds no whole ledger to read, changing nothing.
 
-        0 for a file that does not exist yet (when ``writing``, it will be
-        made) or an empty database. Raises :class:`LedgerFileError` for a
-        folder, a file that is not DuckDB, a truncated or damaged file, a
-        database that is not a ledger, or (reading) a file that is no ledger yet.
+        Raises :class:`TerminalError` when there is no file, and
+        :class:`LedgerFileError` for a folder, a file that is not DuckDB, a
+        truncated or damaged file, a database that is not a ledger, or an empty
+        database (no ledger yet).
         """
+        self._checked_version(writing=False)
+
+    def check_writable(self) -> None:
+        """Refuse a path a ledger cannot be written to, changing nothing (as
+        :meth:`writable_version` does)."""
+        self._checked_version(writing=True)
+
+    def writable_version(self) -> int:
+        """The schema version a write to this path starts from: 0 for a file that does not
+        exist yet (the write makes it) or an empty database. Changes nothing.
+
+        Raises :class:`LedgerFileError` for a folder, a path whose folder cannot be
+        made, a file that is not DuckDB, a truncated or damaged file, or a
+        database that is not a ledger.
+        """
+        return self._checked_version(writing=True)
+
+    def _checked_version(self, *, writing: bool) -> int:
+        """The file's schema version once it is known to be a whole ledger (or, when
+        ``writing``, a path one can be made at: version 0)."""
         if not self.path.exists() and writing:
             self._check_can_make()
             return 0
