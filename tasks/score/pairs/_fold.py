@@ -11,14 +11,21 @@ timed_out`` — never a tie.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from bughunt.models import RATIONALE_CAP, CallStatus, Order, Verdict, VerdictOutcome, Winner
 from bughunt.text import clip
 from judging.bias import VOTE_A, VOTE_B, VOTE_TIE, combine
-from tasks.score.pairs._calls import PairCall, PairInput, StrategyConfig, plan_pair
+from tasks.score.pairs._calls import (
+    PairCall,
+    PairInput,
+    PlannedCall,
+    StrategyConfig,
+    plan_pair,
+)
 
 _OUTCOME = {
     VOTE_A: VerdictOutcome.CANDIDATE,
@@ -62,46 +69,76 @@ orders disagreeing, as a judge that always prefers one position does): the gate 
 pair as unjudged, never as ½."""
 
 
-def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
-    """The verdict of ``pair`` under ``config`` from its recorded calls."""
-    if pair.unscored_reason is not None:
-        return Folded(VerdictOutcome.UNSCORED, pair.unscored_reason, 0)
-    by_key: dict[tuple[str, Order, int], list[PairCall]] = defaultdict(list)
-    for c in pair.calls:
-        by_key[(c.judge, c.order, c.sample_index)].append(c)
-    planned = plan_pair(config, pair.case_id, pair.sample)
-    votes: list[int] = []
-    said: list[tuple[str, str]] = []
-    failures: Counter[str] = Counter()
-    conflicts: list[str] = []
-    for p in planned:
-        found = by_key.get((p.judge, p.order, p.sample_index), [])
+@dataclass(slots=True)
+class _Tally:
+    """What a pair's planned calls gave: votes and rationales, failures, judged disagreements."""
+
+    votes: list[int] = field(default_factory=list)
+    said: list[tuple[str, str]] = field(default_factory=list)
+    """``(judge (order), rationale)`` of each vote that came with one."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """How many planned calls ended without a judged answer, by their last status."""
+    conflicts: list[str] = field(default_factory=list)
+    """The planned calls whose judged duplicates disagree."""
+
+    def add(self, planned: PlannedCall, found: Sequence[PairCall]) -> None:
+        """Count one planned call from the recorded calls with its key (``found``)."""
         answers = {
             c.winner for c in found if c.status is CallStatus.JUDGED and c.winner is not None
         }
         if len(answers) > 1:
-            conflicts.append(f"{p.judge} {p.order} #{p.sample_index}")
+            self.conflicts.append(f"{planned.judge} {planned.order} #{planned.sample_index}")
         elif answers:
             winner = answers.pop()
-            votes.append(side_vote(p.order, winner))
+            self.votes.append(side_vote(planned.order, winner))
             why = next((c.rationale for c in found if c.winner is winner and c.rationale), None)
             if why:
-                said.append((f"{p.judge} ({p.order})", why))
+                self.said.append((f"{planned.judge} ({planned.order})", why))
         elif found:
-            failures.update({str(found[-1].status)})
+            self.failures.update({str(found[-1].status)})
         else:
-            failures.update({"missing"})
+            self.failures.update({"missing"})
+
+    def unscored_reason(self, n: int) -> str | None:
+        """Why the pair cannot be scored (disagreeing duplicates first, then failed calls out
+        of ``n`` planned); None when every planned call gave one answer."""
+        if self.conflicts:
+            return f"judged duplicates disagree: {', '.join(self.conflicts)}"
+        if self.failures:
+            what = ", ".join(s if k == 1 else f"{s} ×{k}" for s, k in sorted(self.failures.items()))
+            return f"{self.failures.total()} of {n} calls failed: {what}"
+        return None
+
+
+def _tally(planned: Sequence[PlannedCall], calls: Sequence[PairCall]) -> _Tally:
+    """The planned calls counted from the recorded ones, matched by (judge, order, sample index)."""
+    by_key: dict[tuple[str, Order, int], list[PairCall]] = defaultdict(list)
+    for c in calls:
+        by_key[(c.judge, c.order, c.sample_index)].append(c)
+    tally = _Tally()
+    for p in planned:
+        tally.add(p, by_key.get((p.judge, p.order, p.sample_index), []))
+    return tally
+
+
+def _split_tie(verdict: int, votes: Sequence[int]) -> bool:
+    """A tie with the calls on both sides and none judging the reports equal (:data:`SPLIT_TIE`)."""
+    return verdict == VOTE_TIE and VOTE_TIE not in votes and len(set(votes)) > 1
+
+
+def fold_pair(pair: PairInput, config: StrategyConfig) -> Folded:
+    """The verdict of ``pair`` under ``config`` from its recorded calls."""
+    if pair.unscored_reason is not None:
+        return Folded(VerdictOutcome.UNSCORED, pair.unscored_reason, 0)
+    planned = plan_pair(config, pair.case_id, pair.sample)
+    tally = _tally(planned, pair.calls)
     n = len(planned)
-    if conflicts:
-        reason = f"judged duplicates disagree: {', '.join(conflicts)}"
+    reason = tally.unscored_reason(n)
+    if reason is not None:
         return Folded(VerdictOutcome.UNSCORED, reason, n)
-    if failures:
-        what = ", ".join(s if k == 1 else f"{s} ×{k}" for s, k in sorted(failures.items()))
-        reason = f"{failures.total()} of {n} calls failed: {what}"
-        return Folded(VerdictOutcome.UNSCORED, reason, n)
-    verdict = int(combine(config.spec(), np.array([votes], dtype=np.int8))[0])
-    split = verdict == VOTE_TIE and VOTE_TIE not in votes and len(set(votes)) > 1
-    return Folded(_OUTCOME[verdict], SPLIT_TIE if split else None, n, rationale_of(said))
+    verdict = int(combine(config.spec(), np.array([tally.votes], dtype=np.int8))[0])
+    split = _split_tie(verdict, tally.votes)
+    return Folded(_OUTCOME[verdict], SPLIT_TIE if split else None, n, rationale_of(tally.said))
 
 
 def verdict_row(pair: PairInput, folded: Folded, config: StrategyConfig, run_id: str) -> Verdict:
