@@ -34,13 +34,10 @@ from tasks.score import (
     CalibrationRun,
     CalibrationSettings,
     ScoreSettings,
-    adoptable,
-    adoption,
-    adoption_of,
     calibrate_judge,
-    invalidated,
     probe_corpus,
 )
+from tasks.score.judge_cache import adoptable, adoption, adoption_of, invalidated
 
 
 def ingest_records(records: Sequence[Observation], ledger: Ledger) -> int:
