@@ -158,6 +158,42 @@ def win_rate(
     )
 
 
+def _refuse_repeated_samples(pairs: Sequence[PairInput]) -> None:
+    """``ValueError`` naming every case sample given more than one pair."""
+    seen = Counter((p.case_id, p.sample) for p in pairs)
+    if repeated := sorted(
+        f"{c}" + (f" sample {s}" if s else "") for (c, s), k in seen.items() if k > 1
+    ):
+        raise ValueError(f"each case sample is one pair; repeated: {', '.join(repeated)}")
+
+
+def _category(pair: PairInput) -> str:
+    """The pair's bug category, ``uncategorised`` when unknown."""
+    return str(pair.category) if pair.category else "uncategorised"
+
+
+def _per_category(
+    folded: Sequence[tuple[PairInput, Folded]], *, seed: int, resamples: int
+) -> dict[str, WinRate]:
+    """:func:`win_rate` over each bug category's pairs, by category name."""
+    cats = sorted({_category(p) for p, _ in folded})
+    return {
+        c: win_rate(
+            [(p, f) for p, f in folded if _category(p) == c], seed=seed, resamples=resamples
+        )
+        for c in cats
+    }
+
+
+def _unscored_pairs(folded: Sequence[tuple[PairInput, Folded]]) -> list[UnscoredPair]:
+    """Every unscored pair with its reason."""
+    return [
+        UnscoredPair(case_id=p.case_id, reason=f.reason or "unscored", sample=p.sample)
+        for p, f in folded
+        if f.outcome is VerdictOutcome.UNSCORED
+    ]
+
+
 def score_pairs(
     pairs: Sequence[PairInput],
     config: StrategyConfig,
@@ -170,26 +206,9 @@ def score_pairs(
 
     ``seed`` and ``resamples`` drive the length-controlled bootstrap only.
     """
-    seen = Counter((p.case_id, p.sample) for p in pairs)
-    if repeated := sorted(
-        f"{c}" + (f" sample {s}" if s else "") for (c, s), k in seen.items() if k > 1
-    ):
-        raise ValueError(f"each case sample is one pair; repeated: {', '.join(repeated)}")
+    _refuse_repeated_samples(pairs)
     folded = [(p, fold_pair(p, config)) for p in sorted(pairs, key=lambda p: (p.case_id, p.sample))]
     overall = win_rate(folded, seed=seed, resamples=resamples)
-    cats = sorted({str(p.category) if p.category else "uncategorised" for p, _ in folded})
-    per_category = {
-        c: win_rate(
-            [
-                (p, f)
-                for p, f in folded
-                if (str(p.category) if p.category else "uncategorised") == c
-            ],
-            seed=seed,
-            resamples=resamples,
-        )
-        for c in cats
-    }
     calls = [c for p in pairs for c in p.calls]
     summary = ScoreSummary(
         **overall.model_dump(),
@@ -199,12 +218,8 @@ def score_pairs(
         calls_recorded=len(calls),
         calls_sent=sum(1 for c in calls if not c.cached and c.attempts > 0),
         requests=sum(c.attempts for c in calls),
-        unscored_pairs=[
-            UnscoredPair(case_id=p.case_id, reason=f.reason or "unscored", sample=p.sample)
-            for p, f in folded
-            if f.outcome is VerdictOutcome.UNSCORED
-        ],
-        per_category=per_category,
+        unscored_pairs=_unscored_pairs(folded),
+        per_category=_per_category(folded, seed=seed, resamples=resamples),
     )
     verdicts = [verdict_row(p, f, config, run_id) for p, f in folded]
     return ScoreResult(verdicts=verdicts, summary=summary)
