@@ -103,7 +103,7 @@ def clear(
     answers recorded before now are no longer reused, and the next run sends
     those pairs again.
     """
-    from flows.adhoc import invalidate_cache
+    from flows.ledger_writes import invalidate_cache
     from tasks.score.judge_cache import invalidation
 
     store = Ledger(ledger)
@@ -134,7 +134,7 @@ def prune(
     As `cache clear`, for the answers recorded before now less --older-than:
     the calls stay, and the next run sends those pairs again.
     """
-    from flows.adhoc import invalidate_cache
+    from flows.ledger_writes import invalidate_cache
     from tasks.score.judge_cache import invalidation
 
     age = parse_span(older_than, field="--older-than")
@@ -165,7 +165,7 @@ def adopt(
     adoption is recorded; a judge's calls are adopted once (`cache clear
     --judge` takes them back).
     """
-    from flows.adhoc import adopt_cache
+    from flows.ledger_writes import adopt_cache
 
     store = Ledger(ledger)
     done = adopt_cache(store, judge, judges_config)

@@ -134,7 +134,7 @@ def calibrate_command(
     ad-hoc run. A bad labels file is a one-line error naming the file and line
     (exit 2); exit 1 when no pair could be scored.
     """
-    from flows.adhoc import CalibrationOptions, calibrate_judges
+    from flows.ledger_writes import CalibrationOptions, calibrate_judges
     from ledger import Ledger
 
     label_set = read_labels(labels)

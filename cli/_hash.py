@@ -9,7 +9,7 @@ import typer
 
 from cli._common import JsonOpt, LedgerOpt, guarded, print_json
 from corpus import load_corpus
-from flows.adhoc import record_manifest
+from flows.ledger_writes import record_manifest
 from ledger import Ledger
 from tasks.hash_corpus import hash_loaded_corpus, previous_manifest
 

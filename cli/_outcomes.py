@@ -17,7 +17,7 @@ from cli._common import (
     print_json,
     print_rows,
 )
-from flows.adhoc import ingest_records
+from flows.ledger_writes import ingest_records
 from ledger import Ledger
 from tasks.outcomes import (
     BadLine,

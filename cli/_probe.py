@@ -48,7 +48,7 @@ def probe(
     every judge call are stored in the ledger as an ad-hoc run.
     """
     from corpus import load_corpus
-    from flows.adhoc import probe_judges
+    from flows.ledger_writes import probe_judges
     from ledger import Ledger
 
     store = Ledger(ledger)

@@ -1,7 +1,7 @@
 """What the judge cache holds, and the rows that clear, prune or adopt its answers (``bughunt cache``).
 
 Everything here reads (the ledger's ``judge_cache`` view, migration 0016) or
-builds rows; ``flows.adhoc`` writes them, one bulk write each. Clearing never
+builds rows; ``flows.ledger_writes`` writes them, one bulk write each. Clearing never
 deletes a judge call: calls are history people query. It records a
 :class:`~bughunt.models.JudgeCacheInvalidation`, and the view leaves out the
 answers it names (docs/judges.md#clearing-and-pruning).
