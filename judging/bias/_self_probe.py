@@ -18,6 +18,9 @@ from judging.bias._probe_calls import JuryMember, ProbeCaller, swap_vote
 from judging.bias._probe_result import ProbeMetric, ProbeResult, metric_of
 from judging.bias._strategies import VOTE_A, VOTE_B
 
+_Verdicts = dict[tuple[str, str], int | None]
+"""Each (member, pair id)'s swap verdict; None when its calls failed."""
+
 
 def run_self_probe(
     members: Sequence[JuryMember],
@@ -38,37 +41,16 @@ def run_self_probe(
     if len({m.family for m in members}) != len(members):
         raise ValueError("a jury needs members of different families")
     callers = {m.name: ProbeCaller(m.judge_fn, samples) for m in members}
-    verdict: dict[tuple[str, str], int | None] = {}
-    for pair in pairs:
-        for m in members:
-            votes = callers[m.name].both(pair)
-            verdict[(m.name, pair.pair_id)] = None if votes is None else swap_vote(*votes)
-
+    verdict = _swap_verdicts(callers, members, pairs)
     metrics: list[ProbeMetric] = []
     unscored: Counter[str] = Counter()
     for judge in members:
-        own = [p for p in pairs if (p.a.family == judge.family) != (p.b.family == judge.family)]
-        sides = {f for p in own for f in (p.a.family, p.b.family)}
-        neutral = [m for m in members if m.family not in sides]
+        own, neutral = _own_pairs_and_neutral(judge, members, pairs)
         if not own or not neutral:
             continue
-        panel = [judge, *neutral]
-        scored = [p for p in own if all(verdict[(m.name, p.pair_id)] is not None for m in panel)]
+        scored = [p for p in own if _judged_by_all([judge, *neutral], p, verdict)]
         unscored[judge.name] = len(own) - len(scored)
-        n = len(scored)
-
-        mine = proportion(_own_wins(verdict, judge.name, judge.family, scored), n)
-        refs = [proportion(_own_wins(verdict, m.name, judge.family, scored), n) for m in neutral]
-        ref = _average(refs, n)
-        metrics += [
-            metric_of(judge.name, ProbeKind.SELF, "own_family_win_rate", Strategy.SWAP, mine),
-            metric_of(
-                judge.name, ProbeKind.SELF, "neutral_own_family_win_rate", Strategy.SWAP, ref
-            ),
-            metric_of(
-                judge.name, ProbeKind.SELF, "self_preference", Strategy.SWAP, difference(mine, ref)
-            ),
-        ]
+        metrics += _self_metrics(verdict, judge, neutral, scored)
     return ProbeResult(
         metrics=tuple(metrics),
         calls=sum(c.calls for c in callers.values()),
@@ -78,9 +60,55 @@ def run_self_probe(
     )
 
 
-def _own_wins(
-    verdict: dict[tuple[str, str], int | None], member: str, family: str, pairs: list[ProbePair]
-) -> int:
+def _swap_verdicts(
+    callers: dict[str, ProbeCaller], members: Sequence[JuryMember], pairs: Sequence[ProbePair]
+) -> _Verdicts:
+    """Every member's swap verdict on every pair, asked pair by pair."""
+    verdict: _Verdicts = {}
+    for pair in pairs:
+        for m in members:
+            votes = callers[m.name].both(pair)
+            verdict[(m.name, pair.pair_id)] = None if votes is None else swap_vote(*votes)
+    return verdict
+
+
+def _own_pairs_and_neutral(
+    judge: JuryMember, members: Sequence[JuryMember], pairs: Sequence[ProbePair]
+) -> tuple[list[ProbePair], list[JuryMember]]:
+    """The pairs with ``judge``'s family on exactly one side, and the members whose family is
+    on neither side of any of them."""
+    own = [p for p in pairs if (p.a.family == judge.family) != (p.b.family == judge.family)]
+    sides = {f for p in own for f in (p.a.family, p.b.family)}
+    return own, [m for m in members if m.family not in sides]
+
+
+def _judged_by_all(panel: Sequence[JuryMember], pair: ProbePair, verdict: _Verdicts) -> bool:
+    """Every member of ``panel`` has a verdict on ``pair``."""
+    return all(verdict[(m.name, pair.pair_id)] is not None for m in panel)
+
+
+def _self_metrics(
+    verdict: _Verdicts,
+    judge: JuryMember,
+    neutral: Sequence[JuryMember],
+    scored: list[ProbePair],
+) -> list[ProbeMetric]:
+    """``judge``'s own-family win rate, the neutral members' rate for that family, and the
+    difference, over the ``scored`` pairs."""
+    n = len(scored)
+    mine = proportion(_own_wins(verdict, judge.name, judge.family, scored), n)
+    refs = [proportion(_own_wins(verdict, m.name, judge.family, scored), n) for m in neutral]
+    ref = _average(refs, n)
+    return [
+        metric_of(judge.name, ProbeKind.SELF, "own_family_win_rate", Strategy.SWAP, mine),
+        metric_of(judge.name, ProbeKind.SELF, "neutral_own_family_win_rate", Strategy.SWAP, ref),
+        metric_of(
+            judge.name, ProbeKind.SELF, "self_preference", Strategy.SWAP, difference(mine, ref)
+        ),
+    ]
+
+
+def _own_wins(verdict: _Verdicts, member: str, family: str, pairs: list[ProbePair]) -> int:
     """Pairs where ``member``'s verdict went to the report of ``family``."""
     return sum(
         verdict[(member, p.pair_id)] == (VOTE_A if p.a.family == family else VOTE_B) for p in pairs
