@@ -49,8 +49,6 @@ class RunFigures:
     """Sum of their durations (``observations.duration_s``)."""
     judge_calls_sent: int
     """Judge calls that were sent (not answered from the cache)."""
-    judge_requests: int
-    """Requests over all attempts of those calls."""
     judge_s: float
     """Sum of their latencies."""
     stages: dict[str, float]
@@ -74,7 +72,7 @@ def run_figures(ledger: Path, run_id: str) -> RunFigures:
         [run_id],
     )[0]
     calls = store.query(
-        "SELECT count(*) AS n, coalesce(sum(attempts), 0) AS a, coalesce(sum(latency_s), 0) AS s "
+        "SELECT count(*) AS n, coalesce(sum(latency_s), 0) AS s "
         "FROM judge_calls WHERE run_id = ? AND NOT cached AND attempts > 0",
         [run_id],
     )[0]
@@ -101,7 +99,6 @@ def run_figures(ledger: Path, run_id: str) -> RunFigures:
         executions=int(obs["n"]),
         execution_s=float(obs["s"]),
         judge_calls_sent=int(calls["n"]),
-        judge_requests=int(calls["a"]),
         judge_s=float(calls["s"]),
         stages=stages,
         reproduced=int(repro["ok"]),

@@ -31,9 +31,6 @@ Votes = NDArray[np.int8]
 LENGTH_CONTROLLED = frozenset({Strategy.SWAP_LC, Strategy.JURY_LC})
 """Strategies that remove (simulation) or regress out (real judges) the length effect."""
 
-SYMMETRIC = frozenset({Strategy.SWAP, Strategy.SWAP_LC, Strategy.JURY, Strategy.JURY_LC})
-"""Strategies whose calls are the same whichever side leads (both orders, always)."""
-
 
 class Side(StrEnum):
     """One side of a pair."""

@@ -8,9 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bughunt.config import load_section
 
-SECTION = "tool.bughunt.flakes"
-"""Where the thresholds live in pyproject.toml."""
-
 
 class FlakeThresholds(BaseModel):
     """How much evidence each flake state needs (docs/ledger.md, "Flakes", explains why)."""

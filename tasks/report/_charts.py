@@ -33,9 +33,6 @@ from tasks.report._history import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-NO_HISTORY = "no history yet"
-"""What a chart without a point says."""
-
 PALETTE = ("#2563eb", "#d97706", "#059669", "#7c3aed", "#dc2626", "#0891b2")
 """Line colours, in series order (blue is the candidate's / the first series')."""
 

@@ -92,7 +92,6 @@ class View:
     """The call table's status columns."""
     charts: list[Chart]
     history_rows: int = HISTORY_ROWS
-    few_cases: int = FEW_CASES
 
 
 def _category(c: CaseRow) -> str:

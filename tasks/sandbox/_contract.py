@@ -345,7 +345,6 @@ class TargetContract:
                 if outcome(sig, known | flaky) == want:
                     return level, seconds
         return RewriteLevel.NONE, seconds
-        return dataclasses.replace(verdict, level=level, seconds=seconds)
 
 
 def contract_seed(corpus: str, target: str) -> int:
