@@ -52,9 +52,8 @@ def _heap_frozen() -> Iterator[None]:
 
     The flow collects after each written shard (see :meth:`Checkpoints.run_shards`). A full
     collection walks every tracked object: Prefect, Dask's scheduler and nannies, the corpus
-    (about 290,000 in a 40-case night), for about 0.3 s of the flow's CPU (holding the GIL
-    its scheduler thread needs) per shard, on the two cores the executions run on. Frozen,
-    it walks only what the stage has made since. What was alive before the shards stays
+    (hundreds of thousands of objects), holding the GIL its scheduler thread needs, on the
+    cores the executions run on. Frozen, it walks only what the stage has made since. What was alive before the shards stays
     alive while they run; what of it becomes garbage then is collected after the stage,
     once unfrozen.
     """
@@ -225,7 +224,7 @@ class Checkpoints:
                 del result
                 # A finished task's state, its future and the future's callbacks form reference
                 # cycles, which only the cyclic collector frees: without a collection here a
-                # long stage held every written shard's whole result
+                # long stage would hold every written shard's whole result
                 # (tests/flows/test_shard_memory.py). It walks only what the stage has made
                 # since it began (_heap_frozen).
                 gc.collect()

@@ -205,13 +205,12 @@ def task_runner_from_env(environ: Mapping[str, str] | None = None) -> TaskRunner
 
 DASK_SHARD_SIZE = 10
 """Cases per shard of a run on a Dask cluster that gives no ``--shard-size`` (the last ones of a
-batch smaller, :func:`plan_shards`). Measured with ``benchmarks/scale_out.py`` (docs/scale-out.md):
-a no-op shard's orchestration and the flow's write cost 5 % of a shard's work at 2 cases, but a
-real shard costs more (a worker's task run between shards, each shard's set-up, the flow's
-submit and write, about 0.3 s of a slot). At 5 cases two workers spent 6.4–6.9 % of their slot
-time outside executions against the single process's 5.8 %; at 10, 5.8 %. The shrinking tail
-keeps the larger shards from leaving a worker idle at a stage's end, and a lost worker costs
-at most one shard (about 35 s of one slot)."""
+batch smaller, :func:`plan_shards`). Each shard costs a slot time outside its executions (a
+worker's task run between shards, the shard's set-up, the flow's submit and write), so small
+shards spend more of the workers' slot time there than the single process does; at 10 cases
+they spend no more (docs/scale-out.md, ``benchmarks/scale_out.py``). The shrinking tail keeps
+the larger shards from leaving a worker idle at a stage's end, and a lost worker costs at most
+one shard."""
 
 
 THREAD_SHARD_SIZE = 50
@@ -220,7 +219,7 @@ one after another there, so sharding buys no speed: it bounds what the flow hold
 once. A shard's rows (eight executions a pair, outputs up to twice the sandbox's output cap
 each) are written, and its outputs let go, as it finishes, so a night of 2,000 cases holds one
 shard's, not 2,000 cases'. 50 cases keep the pool's drain at each shard's end and a shard's
-orchestration to about 1 % of its work (``benchmarks/nightly_overhead.py``)."""
+orchestration a small share of its work (``benchmarks/nightly_overhead.py``)."""
 
 
 TAIL_SPLIT = 4
@@ -236,11 +235,10 @@ def plan_shards(cases: Sequence[str], size: int | None, *, tail: bool) -> list[l
 
     With ``tail`` the last shards shrink: each takes at most ``ceil(left / TAIL_SPLIT)`` of the
     ``left`` cases not cut yet, so shards run side by side end within about a case of each
-    other. Cut evenly, the workers of a Dask cluster finished a stage up to a whole shard apart
-    (17 s of 5 cases), one of them idle meanwhile: on a 200-case night, 3–4 s of its 6 minutes
-    (docs/scale-out.md). The shrinking costs a few more shards, each about 0.2 s of
-    orchestration. The thread runner runs shards one after another, where a smaller shard
-    only adds a drain of its inner pool, so it cuts evenly.
+    other. Cut evenly, the workers of a Dask cluster finish a stage up to a whole shard apart,
+    one of them idle meanwhile (docs/scale-out.md). The shrinking costs a few more shards, each
+    with its orchestration. The thread runner runs shards one after another, where a smaller
+    shard only adds a drain of its inner pool, so it cuts evenly.
     """
     step = size or max(len(cases), 1)
     out: list[list[str]] = []
@@ -288,7 +286,7 @@ class ClusterStartup:
     """The flow run's Dask cluster, started in a thread of its own while the flow goes on.
 
     prefect-dask makes its local cluster (a scheduler, and worker processes that each import
-    the stages) on the first submit, about 4 s on two cores, inside the stage that submits
+    the stages) on the first submit, seconds of work inside the stage that submits
     first. Started here instead, once a run's plan has a sandbox or score stage, it comes up
     while the flow hashes the corpus and prepares the shards; :meth:`wait` before the first
     submit. An existing cluster (``BUGHUNT_DASK_ADDRESS``) gets its client the same way. On
@@ -340,7 +338,7 @@ class BoxedInputs:
     that receives it. A stage's inputs hold no future or state, only values
     (the corpus, the ledger handle, earlier stages' results), so the walks
     find nothing, but each costs time in proportion to the corpus, and every
-    shard carries the whole corpus: a night paid shards × corpus, in the flow
+    shard carries the whole corpus: a night would pay shards × corpus, in the flow
     and in the workers, on the cores the executions run on
     (docs/scale-out.md). Prefect walks into lists, tuples, dicts, dataclasses
     and pydantic models only, so this plain object stops it; the stage's task
@@ -358,8 +356,8 @@ class BoxedInputs:
     def __dask_tokenize__(self) -> tuple[str, str]:
         """The box's own token for Dask's key, which names one task run whatever: a submit
         through prefect-dask is keyed by its new task run's id too, so no two shards share a
-        key. Without it Dask tokenized the inputs by pickling and unpickling them twice more
-        per submit, to check that two pickles agree."""
+        key. Without it Dask would tokenize the inputs by pickling and unpickling them twice
+        more per submit, to check that two pickles agree."""
         return ("bughunt.BoxedInputs", self.token)
 
 

@@ -13,8 +13,8 @@ import os
 STARTUP_TIMEOUT_S = 120
 """Seconds Prefect waits for its local (ephemeral) API to answer.
 
-It starts in ~5 s on an idle 2-core machine; a busy one (a test suite, a
-sandbox run beside it) has been seen to need more than Prefect's default 20.
+It starts in seconds on an idle machine; a busy one (a test suite, a
+sandbox run beside it) can need more than Prefect's default 20.
 """
 
 
