@@ -620,7 +620,7 @@ class StageOutput(_Row):
 
 
 class ReproOutcome(StrEnum):
-    """Per case and agent version: what the reproduction test showed (issue [4])."""
+    """Per case and agent version: what the reproduction test showed."""
 
     REPRODUCED = "reproduced"
     NOT_REPRODUCED = "not_reproduced"

@@ -21,7 +21,7 @@ def wilson(successes: int, n: int, confidence: float = 0.95) -> Interval | None:
         return None
     if not 0 <= successes <= n:
         raise ValueError(f"successes {successes} outside [0, {n}]")
-    # late: scipy costs ~0.7 s to import, and most commands never need it
+    # late: scipy is slow to import, and most commands never need it
     from scipy.stats import binomtest
 
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
