@@ -67,7 +67,7 @@ class CaseScope(StrEnum):
 ALL_STAGES: tuple[PipelineStage, ...] = tuple(PipelineStage)
 # A judge change re-scores every case. The score stage reads the reports the sandbox
 # stage produces, so the sandbox runs too: re-scoring an earlier run's stored reports
-# without it is not built (and a plan without it used to judge nothing at all).
+# without it is not built (a plan without it would judge nothing at all).
 RESCORE_STAGES: tuple[PipelineStage, ...] = ALL_STAGES
 
 DEFAULT_IMPACT_GLOBS: dict[ImpactClass, tuple[str, ...]] = {

@@ -73,7 +73,7 @@ def _decide(
     their drawn order, shape ``(runs, T)``. Regression is checked first, so a
     run never both passes and regresses; n = 1 decides nothing.
     """
-    from scipy.stats import norm  # late: scipy costs ~0.7 s to import; only simulations need it
+    from scipy.stats import norm  # late: scipy is slow to import; only simulations need it
 
     n = np.arange(1, x.shape[-1] + 1, dtype=np.float64)
     z_pass = float(norm.ppf(1 - thresholds.alpha))

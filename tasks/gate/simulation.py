@@ -302,7 +302,7 @@ def score_test_cases(
     ``n = ⌈σ² (z₁₋α + z_power)² / margin²⌉``. When that exceeds the corpus,
     the corpus: no n on it has the power.
     """
-    from scipy.stats import norm  # late: scipy costs ~0.7 s to import; only simulations need it
+    from scipy.stats import norm  # late: scipy is slow to import; only simulations need it
 
     z = float(norm.ppf(1 - alpha) + norm.ppf(power))
     n = math.ceil(variance * z * z / (margin * margin) - 1e-9)

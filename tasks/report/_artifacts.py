@@ -141,7 +141,7 @@ def publish_artifacts(summary: RunSummary, markdown: str) -> dict[str, UUID]:
     (:func:`~tasks.report.pr_comment`: gate, headline, reproduction, change since the last
     nightly, where the report is), which fits the UI where the whole report would not.
     """
-    # late: Prefect costs ~1 s to import, and only a run (or a re-rendered report) publishes
+    # late: Prefect is slow to import, and only a run (or a re-rendered report) publishes
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
     keys = artifact_keys(summary.kind)

@@ -115,7 +115,7 @@ def _draw(
     reference: tuple[float, str] | None = None,
 ) -> str:
     """One line chart with a 95% band per series over evenly spaced runs (or nights)."""
-    # late: matplotlib costs ~0.5 s to import, and only a report draws charts
+    # late: matplotlib is slow to import, and only a report draws charts
     import matplotlib
     from matplotlib.figure import Figure
     from matplotlib.ticker import PercentFormatter

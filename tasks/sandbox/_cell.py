@@ -1,8 +1,8 @@
 """Cells: one hardened container per concurrent execution, a fresh set of namespaces per execution.
 
 A fresh container per execution is neutral but costs most of what the
-execution itself costs (create, start, kill: about 0.35 s of the engine's
-work on a 2-core machine, against 0.3 s for a typical pytest run). A cell
+execution itself costs (create, start, kill: about as much of the engine's
+work as a typical pytest run). A cell
 keeps the isolation that neutrality needs and drops that cost: it is a
 container with the usual hardening (``_container``), started once and used
 by one execution at a time, and every execution in it runs under ``bwrap``
@@ -258,7 +258,7 @@ class _Parking:
 
     A worker runs a run's shards one after another, each closing its executors when it ends;
     without parking each shard would start its cells anew (a container start, a layout read
-    and a kill, about 0.5 s of the engine's work per cell). A parked cell is an idle cell like
+    and a kill per cell, each work for the engine). A parked cell is an idle cell like
     any other: every execution in it still gets fresh namespaces. Cells not taken in time are
     killed and removed by a thread of their own, and all of them when the process exits; a
     worker killed outright leaves them to the next run's sweep (their owner is dead).

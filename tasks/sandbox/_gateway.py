@@ -33,8 +33,8 @@ An agent with ``network.allow`` entries also gets tunnels: its container's
 ``connect.sock``, where the gateway opens ``CONNECT`` tunnels to exactly the
 listed ``host:port`` pairs through Debian's squid (``gateway/tunnel.py``).
 That gateway runs in an image FROM the sandbox base with squid added, built
-like an agent's environment (:func:`gateway_image`: once per base, about
-25 s, 64 MB more); an agent without ``allow`` keeps the plain base, so a run
+like an agent's environment (:func:`gateway_image`: once per base); an
+agent without ``allow`` keeps the plain base, so a run
 that needs no tunnel never needs Debian's archive.
 """
 

@@ -15,7 +15,7 @@ candidate won, the win rate is the mean share over cases with a decisive
 sample (:func:`~bughunt.stats.case_mean`), and the sign test counts a case
 for the side that won most of its samples. k samples never narrow an
 interval as k cases would. With one sample per case every figure is the
-pair figure it always was.
+plain pair figure.
 """
 
 from __future__ import annotations
