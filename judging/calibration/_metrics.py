@@ -125,7 +125,7 @@ def kappa_interval(
     """
     if len(labels) < 2 or cohen_kappa(labels, verdicts) is None:
         return None
-    from scipy.stats import DegenerateDataWarning, bootstrap  # late: scipy costs ~0.7 s to import
+    from scipy.stats import DegenerateDataWarning, bootstrap  # late: scipy is slow to import
 
     with warnings.catch_warnings():
         # scipy warns when some resamples are undefined; they are left out below.

@@ -10,24 +10,20 @@ lock released.
 The calls in flight share one interpreter lock, so what bounds calls per
 second is the client's own CPU per call: the longer one thread holds the lock
 to build a request or read an answer, the longer the others' answers wait to
-be read. Measured here (32 threads, an endpoint holding each request 50 ms,
-CPU time per request, ``python -m benchmarks.judge_throughput`` for the whole
-stage): httpx 0.41 ms, urllib3's ``PoolManager`` 0.48 ms, its
-``HTTPConnectionPool`` alone 0.44 ms, the standard library's
-``http.client`` 0.23 ms. So the pool is written here, over ``http.client``
-connections (a list of idle ones under a condition variable, about forty
-lines), rather than taken from urllib3: urllib3's request, response and
-header objects are the half of its cost that a judge does not need. The
-stage went from 0.87–0.91 of C / L on urllib3 to the figure in
-``benchmarks/results.md``.
+be read. The standard library's ``http.client`` spends about half the CPU
+per request that httpx or urllib3 do (``benchmarks/judge_throughput.py``;
+its figures are in ``benchmarks/results.md``). So the pool is written here,
+over ``http.client`` connections (a list of idle ones under a condition
+variable, about forty lines), rather than taken from urllib3: urllib3's
+request, response and header objects are the half of its cost that a judge
+does not need.
 
 Why not an async client on an event loop of its own, with the threads handing
-it their requests: measured here (``benchmarks/judge_throughput.py``, C = 32,
-L = 50 ms, the other core busy), that design reached 52 calls/s where pooled
-threads reached 169 and the OpenAI SDK 142: the loop's one thread needs the
-interpreter lock for every response, and 32 threads building prompts and
-parsing answers keep it from getting it (each wait up to Python's 5 ms switch
-interval).
+it their requests: the loop's one thread needs the interpreter lock for every
+response, and the many threads building prompts and parsing answers keep it
+from getting it (each wait up to Python's switch interval), so that design
+sends far fewer calls a second than pooled threads
+(``benchmarks/judge_throughput.py``).
 
 Nothing here knows the OpenAI protocol: :meth:`HttpTransport.post` returns
 the status, the ``Retry-After`` wait and the body bytes, or raises
