@@ -1,4 +1,4 @@
-"""Proposing injected-bug mutants of a Python tree by syntax-tree mutation (issue 17, first half).
+"""Proposing injected-bug mutants of a Python tree by syntax-tree mutation.
 
 Pure: source bytes in, :class:`Mutant` values out; nothing runs the target's
 suite here (keeping only the mutants the suite kills is the sandbox's job).
@@ -25,14 +25,12 @@ b``) is a ``state_mutation``; operators skip lines that raise, catch or
 scope an exception, where any edit is ``exception_handling``. A caller that may import the classifier
 passes it as ``classify=`` to relabel every mutant by it.
 
-On the demo target (``corpus/demo/target``, ``tests/`` held out) the proposer
-gives 685 mutants: comparison_operator 94, off_by_one 44, condition_removed
-79, exception_handling 145, return_value 105, state_mutation 64, other 154.
-The classifier agrees on all 685 (``tests/tasks/classify/test_agreement.py``,
-``benchmarks/classifier_agreement.py``). Cutting a conditional return to
-one branch is ``return_value`` even when the branch keeps every name
-(``return -2 if r == -1 else r`` → ``return r``); it used to be labelled
-``other`` only because the classifier read it so.
+On the demo target (``corpus/demo/target``, ``tests/`` held out) the classifier
+gives every mutant the category the proposer meant
+(``tests/tasks/classify/test_agreement.py``,
+``benchmarks/classifier_agreement.py``). Cutting a conditional return to one
+branch is ``return_value`` even when the branch keeps every name
+(``return -2 if r == -1 else r`` → ``return r``), as the classifier reads it.
 """
 
 from __future__ import annotations

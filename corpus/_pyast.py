@@ -48,8 +48,8 @@ def same_tree(a: object, b: object) -> bool:
     ``None`` (as ``ast.dump`` leaves both out); positions are not compared;
     lists match item by item; any other value by its ``repr`` (as
     ``ast.dump`` prints it, so ``1`` is not ``True`` and ``0.0`` is not
-    ``-0.0``). ``ast.dump`` formats both whole trees first, which was most of
-    the time a rewrite took to check itself.
+    ``-0.0``). ``ast.dump`` formats both whole trees first, which would be
+    most of the time a rewrite takes to check itself.
     """
     if isinstance(a, ast.AST):
         cls = type(a)
