@@ -6,14 +6,14 @@ and the test executions. The same nightly (``repeats = 1``, simulated judge,
 no probes) runs five times (three set-ups, two of them twice), each on a
 ledger of its own so that none finds another's contract checks:
 
-- ``single``: today's single-process stage, Prefect's thread runner, its own
+- ``single``: the single-process stage, Prefect's thread runner, its own
   shards (``THREAD_SHARD_SIZE`` cases) with 2 inner workers;
 - ``dask×1`` and ``dask×2``: a local Dask cluster of 1 and 2 worker processes
   (one thread and one slot each), the stage in shards of ``--shard-size``,
   the last ones shrinking (``shard_tail``, the default on Dask).
 
 A shared 2-core machine drifts: two identical dask×2 runs half an hour apart
-took 756 s and 1,049 s, far more than the effects measured, so the runs go in
+can differ far more than the effects measured, so the runs go in
 blocks. The first is single, dask×2, dask×1, dask×2, single, and each figure
 of single and dask×2 is the mean of its two runs: a drift linear in time
 cancels out of both ratios, since both pairs of runs are centred on dask×1.
@@ -30,8 +30,8 @@ The stage's wall time is read from its checkpoints: each shard's
 submitted, so the latest is the stage's wall time. A local cluster's start
 (its scheduler, and worker processes that import the stages) is not in it:
 the flow starts the cluster while it hashes the corpus and submits once it is
-up, as a standing cluster would be (before, prefect-dask made it on the first
-submit, inside the stage's time). Prefect's orchestration per shard is
+up, as a standing cluster would be (left to prefect-dask, it would be made on
+the first submit, inside the stage's time). Prefect's orchestration per shard is
 measured apart: no-op tasks, each handed a payload the size of a shard's inputs, one after another through
 a one-worker cluster, minus the same calls made plainly.
 
@@ -40,8 +40,8 @@ orchestration costs at most 5 % of its work, at least 1.
 
 Run it with ``PREFECT_API_URL`` naming a Prefect server, as a cluster is run
 (docs/scale-out.md): without one, each Dask worker process starts an ephemeral
-Prefect API of its own on one SQLite file, which on two cores costs the Dask
-runs a third of their speed. The first line printed says which it was.
+Prefect API of its own on one SQLite file, which on two cores slows the Dask
+runs down badly. The first line printed says which it was.
 
 Run: ``python -m benchmarks.scale_out [--cases 200] [--shard-size 10]
 [--blocks 1 | --once] [--keep DIR]``. Last line: the speed-up of 2 workers over 1.
