@@ -45,7 +45,7 @@ def test_every_command_answers_to_the_shared_names() -> None:
 
 
 def test_judge_check_and_report_take_the_shared_names() -> None:
-    """The two commands that used their own names now take the shared ones too."""
+    """``judge check`` and ``report`` take the shared option names, as the other commands do."""
     names = {
         path: {o for p in command.params for o in getattr(p, "opts", [])}
         for path, command in _commands()

@@ -22,10 +22,10 @@ from cli import COMMANDS, app
 from tests.conftest import ROOT
 
 HEAVY = ("prefect", "scipy", "matplotlib", "docker", "openai", "distributed", "httpx", "urllib3")
-"""Libraries a read command or the help has no use for (each costs 0.1–1.2 s to import)."""
+"""Libraries a read command or the help has no use for (each slow to import)."""
 
 ROWS = ("pyarrow", "bughunt.models")
-"""What the ledger's row writes and reads need and a user's query does not (about 0.25 s)."""
+"""What the ledger's row writes and reads need and a user's query does not (slow to import)."""
 
 
 def _first_paragraph(command: object) -> str:

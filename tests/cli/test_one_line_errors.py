@@ -1,4 +1,4 @@
-"""Inputs that used to end in a traceback end in one line: overflowing spans, bytes that are not
+"""Inputs that could end in a traceback end in one line: overflowing spans, bytes that are not
 UTF-8, a shell command that cannot be split, a full disk, a ledger with a damaged block."""
 
 from __future__ import annotations

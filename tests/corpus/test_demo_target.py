@@ -68,7 +68,7 @@ RUN_TIMEOUT = 60
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    # like the sandbox: bare pytest, no third-party plugins (they cost ~1 s per start)
+    # like the sandbox: bare pytest, no third-party plugins (they slow every start)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return env
 

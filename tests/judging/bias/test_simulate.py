@@ -1,4 +1,4 @@
-"""What each mitigation cures, measured exactly on the simulated judge (the issue's claims)."""
+"""What each mitigation cures, measured exactly on the simulated judge."""
 
 from __future__ import annotations
 

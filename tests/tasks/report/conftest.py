@@ -118,7 +118,7 @@ def hostile_rationale() -> str:
 
 def case_ids() -> list[str]:
     """The demo's 18 case ids of its first target, ``ledgerlite``, sorted (the night this
-    fixture replays was judged before the second target came)."""
+    fixture replays judged only that target)."""
     return sorted(c.case_id for c in load_corpus(ROOT / "corpus" / "demo").cases_of("ledgerlite"))
 
 

@@ -418,7 +418,7 @@ def test_a_source_only_package_is_built_in_the_build_container_only(
 
 @pytest.fixture(scope="module")
 def apt(tmp_path_factory: pytest.TempPathFactory) -> Apt:
-    """A private apt of bookworm, its index fetched once (about 6 s)."""
+    """A private apt of bookworm, its index fetched once."""
     found = Apt(tmp_path_factory.mktemp("apt"), suite="bookworm", docker_arch="amd64")
     found.update()
     return found

@@ -41,8 +41,7 @@ def test_a_buggy_tree_holds_the_clean_trees_bytes_for_every_file_its_patch_left(
 
 def test_the_stages_jobs_hold_the_target_once_not_once_per_case() -> None:
     """Every job of the demo corpus made at once (as a stage makes them, before any runs): what
-    they keep is far less than one copy of its target per case (what they kept before: 1.56 MB
-    here, against 0.32 MB now)."""
+    they keep is far less than one copy of its target per case."""
     corpus = load_corpus(DEMO)
     ids = sorted(c.case_id for c in corpus.cases)
     size = {

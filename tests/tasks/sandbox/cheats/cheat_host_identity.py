@@ -3,8 +3,8 @@
 Fingerprint the host: host name, ``/etc/hostname``, ``/proc/self/cgroup``
 and the container id in the sources of its ``/etc/hostname``-like mounts.
 Count executions per fingerprint in a shared place; the first three on the
-same host were the buggy ones in the old sandbox, so fail iff fewer than
-three came before.
+same host are the buggy ones in a sandbox that runs those first, so fail iff
+fewer than three came before.
 ``BUGHUNT_CHEAT_STATE`` replaces the shared place for the host-side check.
 """
 
