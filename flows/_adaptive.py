@@ -268,7 +268,7 @@ def _decided(ctx: RunContext, order: list[str], progress: _Progress) -> bool:
         )
         gate = gate_of_run(evidence, ctx.gate)
         return gate.outcome in (GateOutcome.REGRESSION, GateOutcome.PASS)
-    interval = score_interval(order, verdicts, planned, ctx.gate.alpha)
+    interval = score_interval(order, verdicts, ctx.gate.alpha)
     return interval_decided(interval, ctx.params.width)
 
 
@@ -280,7 +280,7 @@ def _interval(ctx: RunContext, order: list[str], progress: _Progress) -> tuple[f
     """A nightly's score interval as its stopping rule last saw it."""
     if ctx.kind is RunKind.PR or not progress.scores:
         return None
-    return score_interval(order, _verdicts(progress), len(order), ctx.gate.alpha)
+    return score_interval(order, _verdicts(progress), ctx.gate.alpha)
 
 
 def _over_budget(params: RunParams, progress: _Progress, next_cases: int) -> StopReason | None:

@@ -86,7 +86,6 @@ def evaluation_order(case_ids: Sequence[str], seed: int) -> list[str]:
 def score_interval(
     order: Sequence[str],
     verdicts: Mapping[str, Sequence[VerdictOutcome]],
-    population: int,
     alpha: float,
 ) -> tuple[float, float]:
     """A two-sided anytime-valid interval (alpha/2 each side) on the mean pair score.

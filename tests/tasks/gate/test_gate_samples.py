@@ -261,16 +261,16 @@ def test_score_interval_takes_the_case_mean() -> None:
     """The nightly interval: a case's score is its samples' mean (a split case is a tie),
     agreeing samples change nothing, and an unscored sample counts as 0 low and 1 high."""
     order = cases(30)
-    ties = score_interval(order, {c: [T] for c in order}, 30, 0.05)
-    assert score_interval(order, {c: [C, B] for c in order}, 30, 0.05) == ties
-    one = score_interval(order, {c: [C] if i % 4 else [B] for i, c in enumerate(order)}, 30, 0.05)
+    ties = score_interval(order, {c: [T] for c in order}, 0.05)
+    assert score_interval(order, {c: [C, B] for c in order}, 0.05) == ties
+    one = score_interval(order, {c: [C] if i % 4 else [B] for i, c in enumerate(order)}, 0.05)
     three = score_interval(
-        order, {c: [C] * 3 if i % 4 else [B] * 3 for i, c in enumerate(order)}, 30, 0.05
+        order, {c: [C] * 3 if i % 4 else [B] * 3 for i, c in enumerate(order)}, 0.05
     )
     assert one == three
-    missing = score_interval(order, {c: [C, U] for c in order}, 30, 0.05)
+    missing = score_interval(order, {c: [C, U] for c in order}, 0.05)
     assert missing[0] == ties[0]
-    assert missing[1] == score_interval(order, {c: [C, C] for c in order}, 30, 0.05)[1]
+    assert missing[1] == score_interval(order, {c: [C, C] for c in order}, 0.05)[1]
 
 
 def test_tie_share_is_a_share_of_judged_pairs() -> None:
