@@ -19,6 +19,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,7 @@ from tasks.sandbox._gateway import (
     gateway_image,
     sweep_folders,
 )
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
+from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tests.flows.corpora import mini_corpus
 from tests.leaks import assert_no_leak
 
@@ -230,56 +232,137 @@ def _run(
     return lines, access.log
 
 
-def test_only_the_model_is_reachable_and_the_key_never_enters(
-    docker_client: Any, sandbox_image: str, run_id: str, upstreams: dict[str, str]
-) -> None:
-    agent = _agent(upstreams)
-    assert agent.network is not None
-    with Gateway(
-        run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
-    ) as gateway:
-        lines, log = _run(
-            gateway,
-            docker_client,
-            PROBE,
-            [upstreams["model"], upstreams["model_ip"], upstreams["other"], upstreams["other_ip"]],
+@contextmanager
+def _fresh_run_id(docker_client: Any) -> Iterator[str]:
+    """A fresh run id for a module's one execution; after it, no container of that run may be
+    left (the ``run_id`` fixture's promise, for a module-scoped run)."""
+    value = f"test-{uuid.uuid4().hex[:10]}"
+    yield value
+    left = [
+        c["Id"]
+        for c in docker_client.api.containers(
+            all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={value}"]}
         )
-    by = {line["what"]: line for line in lines}
-    # The allowed endpoint answers, with the key the gateway added (echoed back, scrubbed).
-    assert by["model"]["status"] == 200, by["model"]
-    content = json.loads(by["model"]["body"])["choices"][0]["message"]["content"]
-    assert content.startswith("model says: hello | auth=Bearer [secret:BUGHUNT_TEST_MODEL_KEY]")
-    # A Host header naming the other server changes nothing: the model still answers.
-    assert json.loads(by["host-header"]["body"])["choices"][0]["message"]["content"].startswith(
-        "model says"
+    ]
+    for container in left:
+        docker_client.api.remove_container(container, force=True)
+    assert not left, f"containers left behind by run {value}: {[c[:12] for c in left]}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Probed:
+    """What one probe execution behind a gateway printed, and the gateway's request log."""
+
+    lines: list[dict[str, Any]]
+    log: list[dict[str, Any]]
+
+    @property
+    def by(self) -> dict[str, dict[str, Any]]:
+        """The last line of each kind of attempt."""
+        return {line["what"]: line for line in self.lines}
+
+    def said(self, what: str) -> list[dict[str, Any]]:
+        """Every line of one kind of attempt, in order."""
+        return [line for line in self.lines if line["what"] == what]
+
+
+def _probe(docker_client: Any, agent: AgentVersion, script: str, argv: list[str]) -> _Probed:
+    """``script`` run once as ``agent`` behind its gateway (holding :data:`KEY`)."""
+    assert agent.network is not None
+    with (
+        _fresh_run_id(docker_client) as run_id,
+        Gateway(
+            run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
+        ) as gateway,
+    ):
+        lines, log = _run(gateway, docker_client, script, argv)
+    return _Probed(lines, log)
+
+
+@pytest.fixture(scope="module")
+def probed(docker_client: Any, upstreams: dict[str, str]) -> _Probed:
+    """An agent without ``network.allow`` tries every way out (:data:`PROBE`), once for the
+    module."""
+    return _probe(
+        docker_client,
+        _agent(upstreams),
+        PROBE,
+        [upstreams["model"], upstreams["model_ip"], upstreams["other"], upstreams["other_ip"]],
     )
-    paths = [line for line in lines if line["what"] == "path"]
+
+
+def test_the_model_answers_with_the_key_the_gateway_added(probed: _Probed) -> None:
+    """The allowed endpoint answers, with the key the gateway added (echoed back, scrubbed)."""
+    model = probed.by["model"]
+    assert model["status"] == 200, model
+    content = json.loads(model["body"])["choices"][0]["message"]["content"]
+    assert content.startswith("model says: hello | auth=Bearer [secret:BUGHUNT_TEST_MODEL_KEY]")
+
+
+def test_a_host_header_naming_another_server_changes_nothing(probed: _Probed) -> None:
+    """A Host header naming the other server changes nothing: the model still answers."""
+    body = json.loads(probed.by["host-header"]["body"])
+    assert body["choices"][0]["message"]["content"].startswith("model says")
+
+
+def test_other_paths_and_absolute_form_requests_are_refused(probed: _Probed) -> None:
+    """Paths outside the model's API, however spelt, and an absolute-form request target (the
+    gateway is not a forward proxy) are refused with 403."""
+    paths = probed.said("path")
     assert len(paths) == 4 and all(line["status"] == 403 for line in paths), paths
-    assert " 403 " in by["absolute-form"]["answer"]
-    dns = [line for line in lines if line["what"] == "dns"]
+    assert " 403 " in probed.by["absolute-form"]["answer"]
+
+
+def test_no_name_resolves_and_no_address_connects(probed: _Probed) -> None:
+    """No name resolves (the model's, the other server's, a public one) and no server's
+    address connects directly."""
+    dns = probed.said("dns")
     assert len(dns) == 3 and not any(line["resolved"] for line in dns), dns
-    direct = [line for line in lines if line["what"] == "direct"]
+    direct = probed.said("direct")
     assert len(direct) == 2 and not any(line["connected"] for line in direct), direct
-    interfaces = [row.split(":")[0].strip() for row in by["interfaces"]["dev"].splitlines()[2:]]
-    assert interfaces == ["lo"]
-    # Without network.allow: no proxy port, no proxy variables, no tunnel socket.
-    assert by["gw"]["files"] == ["forward.py", "model.sock"]
-    assert not [name for name in by["dump"]["dump"]["env"] if name.lower().endswith("_proxy")]
-    # The key is nowhere the agent can look, in no encoding.
-    assert_no_leak(KEY, lines, "what the agent saw")
-    assert "BUGHUNT_GATEWAY_KEY" not in by["dump"]["dump"]["env"]
-    # The request log: every request, with usage and cost of the answered ones.
-    answered = [entry for entry in log if entry["status"] == 200]
+
+
+def test_the_agent_has_only_loopback(probed: _Probed) -> None:
+    """The agent's only network interface is loopback."""
+    dev = probed.by["interfaces"]["dev"]
+    assert [row.split(":")[0].strip() for row in dev.splitlines()[2:]] == ["lo"]
+
+
+def test_without_network_allow_there_is_no_proxy(probed: _Probed) -> None:
+    """Without network.allow: no proxy port, no proxy variables, no tunnel socket."""
+    assert probed.by["gw"]["files"] == ["forward.py", "model.sock"]
+    env = probed.by["dump"]["dump"]["env"]
+    assert not [name for name in env if name.lower().endswith("_proxy")]
+
+
+def test_the_key_is_nowhere_the_agent_can_look(probed: _Probed) -> None:
+    """The key is in nothing the agent saw, in no encoding, nor the gateway's key variable."""
+    assert_no_leak(KEY, probed.lines, "what the agent saw")
+    assert "BUGHUNT_GATEWAY_KEY" not in probed.by["dump"]["dump"]["env"]
+
+
+def test_the_log_has_usage_and_cost_of_the_answered_requests(probed: _Probed) -> None:
+    """The request log: the two answered requests with their tokens, model and cost."""
+    answered = [entry for entry in probed.log if entry["status"] == 200]
     assert len(answered) == 2
     assert all(
         e["tokens_in"] == 11 and e["tokens_out"] == 7 and e["model"] == "model-model"
         for e in answered
     )
     assert answered[0]["cost"] == pytest.approx((11 * 1.0 + 7 * 2.0) / 1e6)
-    refused = [entry for entry in log if entry["status"] == 403]
+
+
+def test_the_log_has_every_refused_request(probed: _Probed) -> None:
+    """The request log: the five refused requests with their reason; every entry's method and
+    time."""
+    refused = [entry for entry in probed.log if entry["status"] == 403]
     assert len(refused) == 5 and all(entry["refused"] == "not the model's API" for entry in refused)
-    assert all(entry["method"] in ("POST", "GET") and entry["seconds"] >= 0 for entry in log)
-    assert_no_leak(KEY, log, "the request log")
+    assert all(entry["method"] in ("POST", "GET") and entry["seconds"] >= 0 for entry in probed.log)
+
+
+def test_the_key_is_not_in_the_request_log(probed: _Probed) -> None:
+    """The request log holds the key in no encoding."""
+    assert_no_leak(KEY, probed.log, "the request log")
 
 
 BUDGET_PROBE = textwrap.dedent(
@@ -411,50 +494,107 @@ TUNNEL_PROBE = textwrap.dedent(
 )
 
 
-def test_allowed_pairs_are_reachable_through_the_proxy_and_nothing_else(
-    docker_client: Any, sandbox_image: str, run_id: str, upstreams: dict[str, str]
-) -> None:
-    """network.allow opens tunnels to exactly the listed pairs; each is logged; no other way out."""
-    allowed, other = upstreams["allowed"], upstreams["other"]
-    # 9001: listed, but nothing listens there (squid's own answer comes back).
+@pytest.fixture(scope="module")
+def tunnelled(docker_client: Any, upstreams: dict[str, str]) -> _Probed:
+    """An agent with ``network.allow`` tries every way through its proxy (:data:`TUNNEL_PROBE`),
+    once for the module; 9001 is listed, but nothing listens there."""
+    allowed = upstreams["allowed"]
     agent = _agent(upstreams, allow=[f"{allowed}:8000", f"{allowed}:9001"])
-    assert agent.network is not None
-    with Gateway(
-        run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
-    ) as gateway:
-        lines, log = _run(
-            gateway, docker_client, TUNNEL_PROBE, [allowed, upstreams["allowed_ip"], other]
-        )
-    by = {line["what"]: line for line in lines}
-    assert by["env"] == {
+    return _probe(
+        docker_client,
+        agent,
+        TUNNEL_PROBE,
+        [allowed, upstreams["allowed_ip"], upstreams["other"]],
+    )
+
+
+def _tunnels(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [entry for entry in log if entry["kind"] == "tunnel"]
+
+
+def test_the_proxy_variables_name_the_gateways_proxy(tunnelled: _Probed) -> None:
+    """With network.allow, every proxy variable names the gateway's proxy, the loopback none."""
+    assert tunnelled.by["env"] == {
         "what": "env",
         **dict.fromkeys(
             ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"), "http://127.0.0.1:3128"
         ),
         **dict.fromkeys(("NO_PROXY", "no_proxy"), "127.0.0.1,localhost"),
     }
-    # Through the tunnel: the allowed server on the allowed port, plain HTTP, the path as sent.
-    assert by["tunnel"]["status"] == 200
-    assert (by["tunnel"]["body"]["server"], by["tunnel"]["body"]["port"]) == ("allowed", 8000)
-    answers = {line["target"]: line["answer"] for line in lines if line["what"] == "connect"}
+
+
+def test_a_tunnel_reaches_the_allowed_pair(tunnelled: _Probed) -> None:
+    """Through the tunnel: the allowed server on the allowed port, plain HTTP, the path as sent."""
+    tunnel = tunnelled.by["tunnel"]
+    assert tunnel["status"] == 200
+    assert (tunnel["body"]["server"], tunnel["body"]["port"]) == ("allowed", 8000)
+
+
+def test_connect_reaches_exactly_the_listed_pairs(
+    tunnelled: _Probed, upstreams: dict[str, str]
+) -> None:
+    """CONNECT opens the listed pair (its name in any case), the listed port nothing listens on
+    gets squid's 503, and every other target (pair, port, address, spelling) a 403."""
+    allowed = upstreams["allowed"]
+    answers = {line["target"]: line["answer"] for line in tunnelled.said("connect")}
     upper = answers.pop(f"{allowed.upper()}:8000")  # names are case-insensitive
     assert upper.startswith("HTTP/1.1 200 ") and '"server": "allowed", "port": 8000' in upper
     assert answers.pop(f"{allowed}:9001").startswith("HTTP/1.1 503 ")
     assert all(answer.startswith("HTTP/1.1 403 ") for answer in answers.values()), answers
-    assert by["plain"]["status"] == 405 and "CONNECT" in by["plain"]["body"]
-    assert by["model"]["status"] == 200 and by["model"]["body"]["server"] == "model"
-    assert not any(line["resolved"] for line in lines if line["what"] == "dns")
-    assert by["direct"]["connected"] is False
-    assert by["left-open"]["answer"].startswith("HTTP/1.1 200 ")
-    assert_no_leak(KEY, lines, "what the agent saw")
-    # The log: each tunnel once, beside the model request, with its status, bytes and refusal.
-    tunnels = [entry for entry in log if entry["kind"] == "tunnel"]
+
+
+def test_a_plain_http_request_through_the_proxy_is_refused(tunnelled: _Probed) -> None:
+    """A plain-HTTP request through HTTP_PROXY is not a tunnel: 405, asking for CONNECT."""
+    plain = tunnelled.by["plain"]
+    assert plain["status"] == 405 and "CONNECT" in plain["body"]
+
+
+def test_the_model_still_goes_straight_to_the_gateway(tunnelled: _Probed) -> None:
+    """The model's requests bypass the proxy (NO_PROXY) and reach the model."""
+    model = tunnelled.by["model"]
+    assert model["status"] == 200 and model["body"]["server"] == "model"
+
+
+def test_with_network_allow_no_name_resolves_and_no_address_connects(
+    tunnelled: _Probed,
+) -> None:
+    """With network.allow, no name resolves and the allowed server's address does not connect
+    directly: the proxy is the only way out."""
+    assert not any(line["resolved"] for line in tunnelled.said("dns"))
+    assert tunnelled.by["direct"]["connected"] is False
+
+
+def test_a_tunnel_left_open_is_opened(tunnelled: _Probed) -> None:
+    """A tunnel the agent leaves open when it ends was opened like any other."""
+    assert tunnelled.by["left-open"]["answer"].startswith("HTTP/1.1 200 ")
+
+
+def test_the_key_is_nowhere_the_agent_with_a_proxy_can_look(tunnelled: _Probed) -> None:
+    """With network.allow too, the key is in nothing the agent saw, in no encoding."""
+    assert_no_leak(KEY, tunnelled.lines, "what the agent saw")
+
+
+def test_the_log_has_each_opened_tunnel_once_beside_the_model_request(
+    tunnelled: _Probed, upstreams: dict[str, str]
+) -> None:
+    """The log: each opened tunnel once (the one left open too), with its bytes, beside the one
+    model request."""
+    allowed = upstreams["allowed"]
+    log = tunnelled.log
     assert [entry["kind"] for entry in log].count("model") == 1
-    opened = [entry for entry in tunnels if entry["status"] == 200]
+    opened = [entry for entry in _tunnels(log) if entry["status"] == 200]
     assert [entry["path"] for entry in opened] == [f"{allowed}:8000"] * 3
     assert all(e["method"] == "CONNECT" and e["refused"] is None for e in opened)
     assert all(e["bytes_in"] > 0 and e["bytes_out"] > 0 for e in opened[:2]), opened
     assert opened[2]["bytes_in"] == len(b"GET /left-open HTTP/1.1\r\n")
+
+
+def test_the_log_has_each_refused_tunnel_with_its_status_and_reason(
+    tunnelled: _Probed, upstreams: dict[str, str]
+) -> None:
+    """The log: each refused tunnel once, with its status and why; every tunnel's time."""
+    allowed, other = upstreams["allowed"], upstreams["other"]
+    tunnels = _tunnels(tunnelled.log)
     refused = {
         entry["path"]: (entry["status"], entry["refused"]) for entry in tunnels if entry["refused"]
     }
@@ -469,7 +609,11 @@ def test_allowed_pairs_are_reachable_through_the_proxy_and_nothing_else(
         f"{allowed}:9001": (503, "proxy answered 503 (ERR_CONNECT_FAIL 111)"),
     }
     assert all(entry["seconds"] >= 0 for entry in tunnels)
-    assert_no_leak(KEY, log, "the request log")
+
+
+def test_the_key_is_not_in_the_tunnel_log(tunnelled: _Probed) -> None:
+    """With network.allow too, the request log holds the key in no encoding."""
+    assert_no_leak(KEY, tunnelled.log, "the request log")
 
 
 # squid alone, in the gateway image as the gateway runs it: CONNECT to the one pair, nothing else.
