@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # Prefect is imported when a task is first made: a run with n
     from prefect import Task
 
 
-def transient_only(task: Any, task_run: Any, state: Any) -> bool:
+def transient_only(task: Any, task_run: Any, state: Any) -> bool:  # noqa: ARG001 - Prefect's retry_condition_fn signature
     """Prefect's retry condition: retry only a :class:`TransientError`."""
     exc = state.data if isinstance(state.data, BaseException) else None
     if exc is None:

@@ -308,7 +308,7 @@ class _ModelHandler(BaseHTTPRequestHandler):
     def address_string(self) -> str:
         return "agent"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: ARG002 - http.server's signature
         return  # every request is logged as a record, not as text
 
     def do_GET(self) -> None:

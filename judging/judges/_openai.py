@@ -184,7 +184,13 @@ class OpenAIJudge:
 
     # --- the Judge protocol -----------------------------------------------
 
-    def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
+    def complete(
+        self,
+        system: str,
+        user: str,
+        request: JudgeRequest,  # noqa: ARG002 - the Judge protocol's signature
+        timeout_s: float,
+    ) -> str:
         """One chat completion; the answer text, or a transport error."""
         with self._lock:
             use_schema = self.structured != "off"

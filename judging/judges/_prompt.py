@@ -291,7 +291,7 @@ def _fence_edits(text: str, levels: list[_View]) -> set[_Edit]:
     return edits
 
 
-def _key_edits(text: str, levels: list[_View]) -> set[_Edit]:
+def _key_edits(_text: str, levels: list[_View]) -> set[_Edit]:
     """``_in_report`` after whatever reads as the last letter of a quoted ``winner`` key."""
     edits: set[_Edit] = set()
     for m in _ANSWER_KEY.finditer(levels[-1].folded):

@@ -84,7 +84,13 @@ class SimJudge:
         u = hashed_uniform("sim", self.name, case_id, order, sample_index, self.seed)
         return draw(self.exact(first, second), u)
 
-    def complete(self, system: str, user: str, request: JudgeRequest, timeout_s: float) -> str:
+    def complete(
+        self,
+        system: str,  # noqa: ARG002 - the Judge protocol's signature
+        user: str,  # noqa: ARG002 - the Judge protocol's signature
+        request: JudgeRequest,
+        timeout_s: float,
+    ) -> str:
         """Answer one request with strict JSON; raises ``JudgeTimeout`` when no time is left."""
         if timeout_s <= 0:
             raise JudgeTimeout("no time left before the deadline")

@@ -275,7 +275,7 @@ def corpus_images(
             target_errors[target.name] = _located(corpus, exc)
             continue
         tags[target_label(target.name)] = recipe.tag
-        for agent, on in _agents_on(corpus, agents, target, recipe.tag):
+        for agent, on in _agents_on(corpus, agents, recipe.tag):
             tags[agent_on_target(agent.name, target.name)] = on
     return tags
 
@@ -288,7 +288,7 @@ def _located(corpus: Corpus, exc: InputError) -> str:
 
 
 def _agents_on(
-    corpus: Corpus, agents: Sequence[AgentVersion] | None, target: TargetConfig, base: str
+    corpus: Corpus, agents: Sequence[AgentVersion] | None, base: str
 ) -> list[tuple[AgentVersion, str]]:
     """Each command agent (no explicit image) on a target with an image ``base``: the tag it
     runs in there (its own environment FROM ``base``, or ``base`` itself)."""
@@ -374,7 +374,7 @@ def ensure_corpus_images(
             failed[target.name] = f"{corpus.config_file}: {str(exc).splitlines()[0]}"
             continue
         builds[target_label(target.name)] = built
-        for agent, _tag in _agents_on(corpus, agents, target, built.tag):
+        for agent, _tag in _agents_on(corpus, agents, built.tag):
             env = agent.environment
             if env is not None and (env.debian or env.requirements):
                 on = ensure_environment(

@@ -58,8 +58,12 @@ def test_past_the_mutants_cases_go_round_them_as_distinct_variants(
     three = synthetic.killed_mutants(DEMO_TARGET, 3)
     asked: list[tuple[int, bool]] = []
 
-    def killed(
-        target: Path, count: int, *, workers: int | None = None, fewer: bool = False
+    def killed(  # killed_mutants' signature, which it stands in for
+        target: Path,  # noqa: ARG001
+        count: int,
+        *,
+        workers: int | None = None,  # noqa: ARG001
+        fewer: bool = False,
     ) -> list[synthetic.Mutant]:
         asked.append((count, fewer))
         return three

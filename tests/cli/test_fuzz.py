@@ -120,7 +120,7 @@ def _zero_device(name: str) -> Make:
     return make
 
 
-def _dev_zero(tmp: Path) -> str:
+def _dev_zero(_tmp: Path) -> str:
     return "/dev/zero"
 
 
@@ -268,24 +268,24 @@ BAD: dict[str, dict[str, Make]] = {
         **_special("target"),
     },
     "run_id": {
-        "a parent path": lambda tmp: "../../x",
-        "dot-dot": lambda tmp: "..",
-        "absolute": lambda tmp: "/tmp/x",
-        "a control character": lambda tmp: "night\x1bly",
-        "a newline": lambda tmp: "a\nb",
-        "a zero-width space": lambda tmp: "a\u200bb",
+        "a parent path": lambda _tmp: "../../x",
+        "dot-dot": lambda _tmp: "..",
+        "absolute": lambda _tmp: "/tmp/x",
+        "a control character": lambda _tmp: "night\x1bly",
+        "a newline": lambda _tmp: "a\nb",
+        "a zero-width space": lambda _tmp: "a\u200bb",
     },
     "out": {
         "a file": _write("out-file", b"x"),
         **_special_out("out"),
     },
     "seconds": {
-        "zero": lambda tmp: "0",
-        "negative": lambda tmp: "-1",
-        "not a number": lambda tmp: "ten",
-        "NaN": lambda tmp: "nan",
-        "infinite": lambda tmp: "inf",
-        "past the bound": lambda tmp: "1e9",
+        "zero": lambda _tmp: "0",
+        "negative": lambda _tmp: "-1",
+        "not a number": lambda _tmp: "ten",
+        "NaN": lambda _tmp: "nan",
+        "infinite": lambda _tmp: "inf",
+        "past the bound": lambda _tmp: "1e9",
     },
 }
 """Bad values by the kind of input they stand for."""
@@ -334,31 +334,31 @@ def _good_records(tmp: Path) -> str:
 REQUIRED: dict[str, dict[str, Make]] = {
     "ingest": {"files": _good_records},
     "summarize": {"files": _good_records},
-    "sql": {"query": lambda tmp: "SELECT 1"},
-    "schema": {"model": lambda tmp: "Case"},
+    "sql": {"query": lambda _tmp: "SELECT 1"},
+    "schema": {"model": lambda _tmp: "Case"},
     "judge calibrate": {"labels": _good_labels},
     "sandbox verify": {
-        "corpus": lambda tmp: str(DEMO),
-        "case": lambda tmp: CASE,
+        "corpus": lambda _tmp: str(DEMO),
+        "case": lambda _tmp: CASE,
         "report": _good_report,
     },
     "run pr": {"diff": _good_diff},
     "corpus mutate": {
-        "target": lambda tmp: str(DEMO / "target"),
-        "test_command": lambda tmp: "python3 -m pytest -q tests",
+        "target": lambda _tmp: str(DEMO / "target"),
+        "test_command": lambda _tmp: "python3 -m pytest -q tests",
         "out": lambda tmp: str(tmp / "new-corpus"),
-        "agents_from": lambda tmp: str(DEMO),
+        "agents_from": lambda _tmp: str(DEMO),
     },
     "corpus import": {
         "file": _good_records,
         "repos": lambda tmp: str(tmp),
         "out": lambda tmp: str(tmp / "new-corpus"),
-        "agents_from": lambda tmp: str(DEMO),
+        "agents_from": lambda _tmp: str(DEMO),
     },
-    "hash": {"record": lambda tmp: ""},
+    "hash": {"record": lambda _tmp: ""},
     "export": {
-        "table": lambda tmp: "runs",
-        "fmt": lambda tmp: "csv",
+        "table": lambda _tmp: "runs",
+        "fmt": lambda _tmp: "csv",
         "ledger": lambda tmp: str(_good_ledger(tmp)),
     },
 }

@@ -238,9 +238,9 @@ def test_default_exclude_is_the_test_suite() -> None:
 def test_classify_hook_relabels() -> None:
     """``classify=`` replaces each category, and ``categories=`` filters by the new one."""
     files = {"box.py": SAMPLE.encode()}
-    relabelled = propose_mutants(files, classify=lambda patch: C.OTHER)
+    relabelled = propose_mutants(files, classify=lambda _patch: C.OTHER)
     assert relabelled and {m.category for m in relabelled} == {C.OTHER}
-    assert propose_mutants(files, classify=lambda patch: C.OTHER, categories={C.OFF_BY_ONE}) == []
+    assert propose_mutants(files, classify=lambda _patch: C.OTHER, categories={C.OFF_BY_ONE}) == []
 
 
 def test_main_guard_docstrings_and_annotations_are_untouched(sample_mutants: list[Mutant]) -> None:

@@ -66,11 +66,11 @@ def _flipped(good: Path, dest: Path) -> None:
         handle.write(b"\xff" * 2000)
 
 
-def _text(good: Path, dest: Path) -> None:
+def _text(_good: Path, dest: Path) -> None:
     dest.write_text("hello, not a database\n")
 
 
-def _foreign(good: Path, dest: Path) -> None:
+def _foreign(_good: Path, dest: Path) -> None:
     con = duckdb.connect(str(dest))
     con.execute("CREATE TABLE payroll (who VARCHAR, amount INTEGER)")
     con.execute("INSERT INTO payroll VALUES ('a', 1)")

@@ -36,11 +36,11 @@ def _absolute(target: Path, outside: Path) -> None:
     os.symlink(outside / "secret.py", target / "pkg" / "secret.py")
 
 
-def _dotdot(target: Path, outside: Path) -> None:
+def _dotdot(target: Path, _outside: Path) -> None:
     os.symlink("../../../outside/secret.py", target / "pkg" / "secret.py")
 
 
-def _chain(target: Path, outside: Path) -> None:
+def _chain(target: Path, _outside: Path) -> None:
     os.symlink("b.py", target / "pkg" / "a.py")  # stays inside, to a link that leaves
     os.symlink("../../../outside/secret.py", target / "pkg" / "b.py")
 
@@ -49,15 +49,15 @@ def _folder(target: Path, outside: Path) -> None:
     os.symlink(outside, target / "vendor")
 
 
-def _dangling(target: Path, outside: Path) -> None:
+def _dangling(target: Path, _outside: Path) -> None:
     os.symlink("missing.py", target / "pkg" / "secret.py")
 
 
-def _inside(target: Path, outside: Path) -> None:
+def _inside(target: Path, _outside: Path) -> None:
     os.symlink("calc.py", target / "pkg" / "secret.py")
 
 
-def _loop(target: Path, outside: Path) -> None:
+def _loop(target: Path, _outside: Path) -> None:
     os.symlink("b.py", target / "pkg" / "a.py")
     os.symlink("a.py", target / "pkg" / "b.py")
 

@@ -164,7 +164,7 @@ def test_reversed_patch_is_rejected(target: Path) -> None:
 def test_huge_patch_is_rejected_unparsed(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 50 MB patch is rejected by size alone: never decoded, parsed or dry-run."""
 
-    def boom(*args: object, **kwargs: object) -> None:
+    def boom(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("a huge patch must not get this far")
 
     monkeypatch.setattr("tasks.classify._validate.decode_utf8", boom)

@@ -85,7 +85,7 @@ class Scenario:
 
 
 def every(text: str) -> Callable[[int], str]:
-    return lambda night: text
+    return lambda _night: text
 
 
 def nights(table: dict[int, str], default: str = "") -> Callable[[int], str]:

@@ -132,7 +132,8 @@ def test_json_rows_carry_evidence_and_category(store: Ledger) -> None:
     assert {"case_hash", "test_hash", "image_id", "agent_version", "tree", "last_seen"} <= set(new)
 
 
-def test_table_output_names_cases_and_states(store: Ledger, wide: None) -> None:
+@pytest.mark.usefixtures("wide")
+def test_table_output_names_cases_and_states(store: Ledger) -> None:
     """The table shows each key's case, state and flake rate with its interval."""
     result = invoke(store, "flakes")
     assert result.exit_code == 0, result.output
@@ -162,7 +163,8 @@ def test_trend_json_by_each_grouping(store: Ledger, by: str, group: str | None) 
         assert {r["agent_version"] for r in rows} == {"baseline", "candidate"}
 
 
-def test_trend_since_and_table(store: Ledger, wide: None) -> None:
+@pytest.mark.usefixtures("wide")
+def test_trend_since_and_table(store: Ledger) -> None:
     """trend --since 7d keeps the recent night; the table shows counts and the rate."""
     result = invoke(store, "flakes", "trend", "--since", "7d")
     assert result.exit_code == 0, result.output

@@ -66,7 +66,7 @@ def at(corpus: CorpusResult, score: float) -> ScenarioResult:
 
 
 def naive_steps(
-    seqs: Sequences, population: int, thresholds: GateThresholds
+    seqs: Sequences, _population: int, thresholds: GateThresholds
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """The gate with a fixed-n Wald interval recomputed at every look instead of its bounds."""
     a, margin = thresholds.alpha, thresholds.margin

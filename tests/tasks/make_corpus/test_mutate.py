@@ -22,8 +22,9 @@ DEMO = ROOT / "corpus" / "demo"
 SUITE = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_demo_target_gives_forty_cases_in_all_seven_categories(
-    sandbox_image: str, tmp_path: Path, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """At least 40 kept cases covering every category; each one's patch applies, its label is
     the classifier's, the written corpus loads with every case, and the counts add up."""
@@ -71,8 +72,9 @@ def _mutate(target: Path, out: Path, *extra: str) -> Result:
     )
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_command_refuses_a_target_whose_suite_does_not_run_before_anything_is_written(
-    sandbox_image: str, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
     """A suite that does not run on the clean tree (it cannot be collected): exit 2, one line
     naming the target, nothing written. (A suite with failing tests runs: they are known
@@ -91,9 +93,8 @@ def test_the_command_refuses_a_target_whose_suite_does_not_run_before_anything_i
     assert not out.exists() or not any(out.iterdir())
 
 
-def test_the_command_writes_a_small_corpus_and_a_json_summary(
-    sandbox_image: str, tmp_path: Path
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_the_command_writes_a_small_corpus_and_a_json_summary(tmp_path: Path) -> None:
     """Two comparison cases from a tiny target: exit 0, the summary as JSON, cases on disk."""
     target = tmp_path / "target"
     (target / "tests").mkdir(parents=True)
@@ -114,9 +115,8 @@ def test_the_command_writes_a_small_corpus_and_a_json_summary(
     assert sorted(p.name for p in (out / "cases").iterdir()) == sorted(summary["cases"])
 
 
-def test_a_suite_that_kills_no_mutant_writes_no_case_and_says_why(
-    sandbox_image: str, tmp_path: Path
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_suite_that_kills_no_mutant_writes_no_case_and_says_why(tmp_path: Path) -> None:
     """Tests that never touch the code: every mutant is equivalent, exit 1, one stderr line
     naming the target and its test command."""
     target = tmp_path / "target"

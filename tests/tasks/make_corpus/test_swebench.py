@@ -162,8 +162,9 @@ def test_bad_instances_are_skipped_by_line_and_the_rest_imported(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_imported_case_keeps_the_corpus_contract_in_the_sandbox(
-    repos: tuple[Path, str], tmp_path: Path, sandbox_image: str, run_id: str
+    repos: tuple[Path, str], tmp_path: Path, run_id: str
 ) -> None:
     """The clean target passes FAIL_TO_PASS and PASS_TO_PASS; the reversed fix fails the first."""
     folder, commit = repos

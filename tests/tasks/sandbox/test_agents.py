@@ -63,8 +63,9 @@ def _run(root: Path, run_id: str) -> Any:
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_report_comes_from_the_file_never_from_what_the_agent_prints(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """stdout carries a forged report and marker lines; the stage takes the file's report."""
     pair = _run(_agent_corpus(tmp_path, json.dumps(GENUINE)), run_id)
@@ -73,8 +74,9 @@ def test_the_report_comes_from_the_file_never_from_what_the_agent_prints(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_no_report_file_is_bad_input_for_the_case_even_with_a_report_on_stdout(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """An agent that only prints a report has handed in nothing."""
     pair = _run(_agent_corpus(tmp_path, "", write=False), run_id)
@@ -85,9 +87,8 @@ def test_no_report_file_is_bad_input_for_the_case_even_with_a_report_on_stdout(
 
 
 @pytest.mark.docker
-def test_a_malformed_report_file_names_the_agent_and_line(
-    tmp_path: Path, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_malformed_report_file_names_the_agent_and_line(tmp_path: Path, run_id: str) -> None:
     """Invalid JSON in the report file is the case's bad input, with the line."""
     pair = _run(_agent_corpus(tmp_path, '{\n  "title": "x",\n  oops\n}'), run_id)
     assert pair.outcome is ReproOutcome.ERROR
@@ -115,8 +116,9 @@ SEEKER = textwrap.dedent(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_an_agent_that_runs_every_test_it_can_find_finds_no_oracle_test(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """The oracle (the target's tests/) is not in the agent's tree nor anywhere it can look."""
     root = _agent_corpus(tmp_path, "")

@@ -104,8 +104,9 @@ def test_the_seccomp_profile_denies_keyrings_and_needs_the_namespace_calls() -> 
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_each_execution_starts_from_nothing_left_by_another_in_one_cell(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """Files, SysV IPC and processes of execution 1 are absent in 2, which ran in the same cell."""
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
@@ -129,8 +130,9 @@ INSIDE = (
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_cell_is_hardened_and_its_executions_cannot_mount_unshare_or_see_its_cgroup(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """The cell keeps the container hardening; inside, no caps, no new namespaces, masks again."""
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
@@ -167,9 +169,8 @@ def test_a_cell_is_hardened_and_its_executions_cannot_mount_unshare_or_see_its_c
 
 
 @pytest.mark.docker
-def test_a_forged_status_line_changes_nothing(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_forged_status_line_changes_nothing(docker_client: Any, run_id: str) -> None:
     """A test printing a status line of its own keeps its real exit code, and its text."""
     forged = "printf '\\nbughunt-cell %s rc=0 oom=0 started=1\\n' " + "ff" * 16 + "; exit 1"
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
@@ -179,8 +180,9 @@ def test_a_forged_status_line_changes_nothing(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_cells_age_says_nothing_about_the_execution_before(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """After an execution that sleeps 4 s in the same cell, the next one's init is as young."""
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
@@ -191,8 +193,9 @@ def test_a_cells_age_says_nothing_about_the_execution_before(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_deadline_kills_the_execution_and_its_children_and_the_cell_runs_the_next(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """A hung command and a child it detached are killed at 2 s; the next execution reuses the cell."""
     detach = "setsid sleep 1000 </dev/null >/dev/null 2>&1 & sleep 1000"
@@ -207,8 +210,9 @@ def test_deadline_kills_the_execution_and_its_children_and_the_cell_runs_the_nex
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_fork_bomb_and_oom_are_recorded_and_the_next_execution_is_clean(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """A fork bomb meets the pids limit, a hog the OOM killer; the executions after are clean."""
     limits = Limits(pids=64, memory_bytes=256 * 1024 * 1024)
@@ -224,9 +228,8 @@ def test_fork_bomb_and_oom_are_recorded_and_the_next_execution_is_clean(
 
 
 @pytest.mark.docker
-def test_a_cell_killed_under_the_runner_is_replaced(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_cell_killed_under_the_runner_is_replaced(docker_client: Any, run_id: str) -> None:
     """An idle cell that died is dropped and the execution runs in a new one."""
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
         executor.run(["true"])
@@ -238,8 +241,9 @@ def test_a_cell_killed_under_the_runner_is_replaced(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_results_are_identical_serially_and_in_parallel_cells(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """The same executions on one worker and on two give the same results; two cells at most."""
     commands = [
@@ -274,8 +278,9 @@ def test_a_cell_refuses_an_output_cap_too_small_for_its_status_line(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_on_a_dask_worker_the_next_shard_takes_the_last_one_s_idle_cell(
-    docker_client: Any, sandbox_image: str, run_id: str, monkeypatch: pytest.MonkeyPatch
+    docker_client: Any, run_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker runs a run's shards one after another, each closing its executor: the next
     executor made alike takes the idle cell (its executions still start from nothing), one
@@ -305,8 +310,9 @@ def test_on_a_dask_worker_the_next_shard_takes_the_last_one_s_idle_cell(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_outside_a_dask_worker_a_closed_executor_keeps_no_cell(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """In the flow's own process (the thread runner) closing an executor removes its cells."""
     with CellExecutor(run_id=run_id, client=docker_client) as executor:
@@ -315,8 +321,9 @@ def test_outside_a_dask_worker_a_closed_executor_keeps_no_cell(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_parked_cell_that_died_is_replaced(
-    docker_client: Any, sandbox_image: str, run_id: str, monkeypatch: pytest.MonkeyPatch
+    docker_client: Any, run_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A parked cell killed before the next shard takes it costs that shard a new cell, not
     an error."""

@@ -134,8 +134,9 @@ def test_buggy_tree_rules() -> None:
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_equivalent_patch_and_visible_test_are_caught_the_real_bug_kept(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """On the engine: a real bug keeps the contract, an equivalent patch breaks it."""
     cases = {
@@ -159,8 +160,9 @@ FAILING_TEST = "\n\ndef test_b():\n    assert double(1) == 3\n"
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_failing_or_random_clean_test_is_a_known_failure_that_refuses_no_case(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """Tests that fail on the clean tree (always, or by chance) are named as the target's
     known failures and left out of the decision: the real bug is still kept, on test_a, and a
@@ -188,8 +190,9 @@ def test_a_failing_or_random_clean_test_is_a_known_failure_that_refuses_no_case(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_an_unreadable_clean_suite_breaks_every_case_and_the_stage_runs_none(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """A clean suite that does not run at all (a collection error stops pytest) decides no
     case: every one is unscored with the reason, and nothing of it runs."""
@@ -210,9 +213,8 @@ def test_an_unreadable_clean_suite_breaks_every_case_and_the_stage_runs_none(
 
 
 @pytest.mark.docker
-def test_an_unchanged_case_is_not_checked_again(
-    tmp_path: Path, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_unchanged_case_is_not_checked_again(tmp_path: Path, run_id: str) -> None:
     """Checks go to the ledger by case hash; a second run with them checks nothing anew."""
     cases = {"real-bug": _patch("n * 2", "n * 3"), "equivalent": _patch("n * 2", "2 * n")}
     corpus = load_corpus(_corpus(tmp_path / "c", cases))
@@ -242,9 +244,8 @@ def test_an_unchanged_case_is_not_checked_again(
 
 
 @pytest.mark.docker
-def test_a_check_keeps_its_suite_seconds_through_the_ledger(
-    tmp_path: Path, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_check_keeps_its_suite_seconds_through_the_ledger(tmp_path: Path, run_id: str) -> None:
     """Each check's seconds are its own buggy runs plus a share of the clean ones; kept in the ledger."""
     cases = {"real-bug": _patch("n * 2", "n * 3"), "off": _patch("n * 2", "n * 4")}
     corpus = load_corpus(_corpus(tmp_path / "d", cases))

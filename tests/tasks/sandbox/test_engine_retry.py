@@ -173,8 +173,9 @@ RETRIES = _executor.START_ATTEMPTS - 1
     ],
     ids=["create-500", "create-reset", "start-timeout", "exits-first", "exec-500", "exec-reset"],
 )
+@pytest.mark.usefixtures("no_wait")
 def test_an_execution_starts_after_transient_engine_failures(
-    docker_client: Any, sandbox_image: str, run_id: str, no_wait: None, step: str, fault: Any
+    docker_client: Any, sandbox_image: str, run_id: str, step: str, fault: Any
 ) -> None:
     """Each transient failure before the command runs is retried on a fresh container."""
     engine = FlakyEngine(docker_client, {step: [fault() for _ in range(RETRIES)]})
@@ -222,8 +223,9 @@ def test_the_backoff_grows_with_jitter_and_stays_under_ten_seconds() -> None:
     assert worst < 10
 
 
+@pytest.mark.usefixtures("no_wait")
 def test_a_busy_engines_explanation_survives_the_retries(
-    docker_client: Any, sandbox_image: str, run_id: str, no_wait: None
+    docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """After the last failed create, the error holds the engine's status and explanation."""
     engine = FlakyEngine(docker_client, {"create": [busy() for _ in range(9)]})
@@ -237,8 +239,9 @@ def test_a_busy_engines_explanation_survives_the_retries(
     assert engine.calls["create"] == _executor.START_ATTEMPTS
 
 
+@pytest.mark.usefixtures("no_wait")
 def test_a_refused_request_is_not_retried(
-    docker_client: Any, sandbox_image: str, run_id: str, no_wait: None
+    docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """A 400 (the request itself is bad) is terminal at the first answer."""
     refused = api_error(
@@ -255,7 +258,8 @@ def test_a_refused_request_is_not_retried(
     assert engine.calls["create"] == 1
 
 
-def test_a_missing_image_is_not_retried(docker_client: Any, run_id: str, no_wait: None) -> None:
+@pytest.mark.usefixtures("no_wait")
+def test_a_missing_image_is_not_retried(docker_client: Any, run_id: str) -> None:
     """An image the engine does not have is terminal at the first create."""
     engine = FlakyEngine(docker_client)
     missing = f"bughunt-sandbox:missing-{uuid.uuid4().hex[:8]}"
@@ -267,8 +271,9 @@ def test_a_missing_image_is_not_retried(docker_client: Any, run_id: str, no_wait
     assert engine.calls["create"] == 1
 
 
+@pytest.mark.usefixtures("no_wait")
 def test_the_commands_own_failure_and_timeout_are_not_retried(
-    docker_client: Any, sandbox_image: str, run_id: str, no_wait: None
+    docker_client: Any, sandbox_image: str, run_id: str
 ) -> None:
     """A non-zero exit and a deadline are the command's results: one container each."""
     engine = FlakyEngine(docker_client)
@@ -281,11 +286,11 @@ def test_the_commands_own_failure_and_timeout_are_not_retried(
     assert executor.containers_started == 2
 
 
+@pytest.mark.usefixtures("no_wait")
 def test_a_pair_whose_engine_keeps_failing_is_an_error_and_the_next_pair_runs(
     docker_client: Any,
     sandbox_image: str,
     run_id: str,
-    no_wait: None,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -486,9 +486,8 @@ def test_cli_build_with_a_bad_environment_is_one_line_before_building(tmp_path: 
 
 
 @pytest.mark.docker
-def test_the_stage_runs_an_agent_in_its_environment_image(
-    env_corpus: Path, built: EnvironmentBuild, run_id: str
-) -> None:
+@pytest.mark.usefixtures("built")
+def test_the_stage_runs_an_agent_in_its_environment_image(env_corpus: Path, run_id: str) -> None:
     """The agent that needs jq and six hands in its report from its image and it reproduces."""
     pair = one_pair(
         env_corpus,

@@ -87,8 +87,9 @@ def _host_config_of_running(client: Any, run_id: str) -> dict[str, Any]:
     raise AssertionError(f"no running container of run {run_id} appeared")
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_each_execution_starts_from_nothing_left_by_another(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """Files in every writable place, SysV IPC and processes of execution 1 are absent in 2."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -101,8 +102,9 @@ def test_each_execution_starts_from_nothing_left_by_another(
     assert lines[2:] == NOTHING_LEFT, second.output
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_every_execution_gets_a_container_of_its_own_and_all_are_removed(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """Three executions use three containers; each is gone once the executor closes."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -113,9 +115,8 @@ def test_every_execution_gets_a_container_of_its_own_and_all_are_removed(
     assert _containers(docker_client, run_id) == []
 
 
-def test_execution_container_is_hardened(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_execution_container_is_hardened(docker_client: Any, run_id: str) -> None:
     """Every container is hardened, and it shows inside."""
     with Executor(run_id=run_id, client=docker_client) as executor:
         probe = executor.run(["python3", "-c", NETWORK_PROBE])
@@ -144,8 +145,9 @@ def test_execution_container_is_hardened(
     assert "Read-only file system" in caps.output
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_deadline_kills_the_execution_and_the_next_one_runs(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """`sleep 1000` is killed at 2 s and reported timed out; the next execution runs normally."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -156,8 +158,9 @@ def test_deadline_kills_the_execution_and_the_next_one_runs(
     assert (after.exit_code, after.output, after.timed_out) == (0, "next\n", False)
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_background_child_holding_the_output_does_not_stall_the_execution(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """A command that exits while a child it left still holds stdout ends in well under its deadline."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -166,8 +169,9 @@ def test_background_child_holding_the_output_does_not_stall_the_execution(
     assert result.duration_s < 5
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_fork_bomb_is_contained_and_the_next_execution_works(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """A fork bomb hits the pids limit, dies at its deadline, and the next execution works."""
     with Executor(run_id=run_id, client=docker_client, limits=Limits(pids=64)) as executor:
@@ -178,9 +182,8 @@ def test_fork_bomb_is_contained_and_the_next_execution_works(
     assert (after.exit_code, after.output) == (0, "next\n")
 
 
-def test_oom_is_recorded_and_the_next_execution_is_not(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_oom_is_recorded_and_the_next_execution_is_not(docker_client: Any, run_id: str) -> None:
     """An OOM-killed execution is recorded as such; the next one is not."""
     limits = Limits(memory_bytes=256 * 1024 * 1024)
     with Executor(run_id=run_id, client=docker_client, limits=limits) as executor:
@@ -191,8 +194,9 @@ def test_oom_is_recorded_and_the_next_execution_is_not(
     assert (after.oom_killed, after.exit_code, after.error) == (False, 0, None)
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_execution_that_kills_every_process_is_recorded_and_the_next_runs(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """`kill -9 -1` ends the execution with a kill; the next one runs in another container."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -202,7 +206,8 @@ def test_execution_that_kills_every_process_is_recorded_and_the_next_runs(
     assert (after.exit_code, after.output, after.error) == (0, "next\n", None)
 
 
-def test_output_is_capped(docker_client: Any, sandbox_image: str, run_id: str) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_output_is_capped(docker_client: Any, run_id: str) -> None:
     """An execution's output keeps head and tail at the cap."""
     script = "import sys\nsys.stdout.write('a' * 1000 + 'b' * 1_000_000 + 'c' * 1000)"
     limits = Limits(output_cap_bytes=1000)
@@ -212,8 +217,9 @@ def test_output_is_capped(docker_client: Any, sandbox_image: str, run_id: str) -
     assert result.output == "a" * 1000 + "\n[... 1000000 bytes of output cut ...]\n" + "c" * 1000
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_file_left_by_the_command_is_collected_after_it_ends(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """``collect`` reads the named file once the command has ended; a missing one is None."""
     with Executor(run_id=run_id, client=docker_client) as executor:
@@ -226,9 +232,8 @@ def test_a_file_left_by_the_command_is_collected_after_it_ends(
     assert nothing.collected is None
 
 
-def test_sweep_removes_containers_of_a_killed_process(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_sweep_removes_containers_of_a_killed_process(docker_client: Any, run_id: str) -> None:
     """Containers left by a SIGKILLed process are removed by sweep; a live run's are kept."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.tasks.sandbox.executor_proc", run_id],
@@ -270,9 +275,8 @@ def serially_and_in_parallel(
     return map_bounded(one, commands, max_workers=1), map_bounded(one, commands, max_workers=2)
 
 
-def test_results_are_identical_serially_and_in_parallel(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_results_are_identical_serially_and_in_parallel(docker_client: Any, run_id: str) -> None:
     """The same executions on one worker and on two give the same results, in order."""
     commands = [
         (("python3", "-c", "print(sum(range(4)))"), PASSING_TEST),
@@ -289,8 +293,9 @@ def test_results_are_identical_serially_and_in_parallel(
     assert [r.output for r in serial] == ["6\n", "rc=1\n", "rc=0\n", "test_bad.py\n"]
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_one_shot_runs_give_identical_results_serially_and_in_parallel(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """run_once over a bounded pool returns the same results as a serial loop, in order."""
 
@@ -313,8 +318,9 @@ AGE = (
 )
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_containers_age_says_nothing_about_the_execution_before(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """After an execution that sleeps 4 s, the next one's container is as young as ever."""
     with Executor(run_id=run_id, client=docker_client) as executor:

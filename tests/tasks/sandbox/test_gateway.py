@@ -380,8 +380,9 @@ BUDGET_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_budget_is_shared_by_executions_and_refuses_past_it(
-    docker_client: Any, sandbox_image: str, run_id: str, upstreams: dict[str, str]
+    docker_client: Any, run_id: str, upstreams: dict[str, str]
 ) -> None:
     agent = _agent(upstreams, max_requests=5)
     assert agent.network is not None
@@ -400,8 +401,9 @@ def test_budget_is_shared_by_executions_and_refuses_past_it(
     assert all(e["status"] in (200, 429) for e in log1 + log2)
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_gateway_containers_and_folders_are_gone_after(
-    docker_client: Any, sandbox_image: str, run_id: str, upstreams: dict[str, str]
+    docker_client: Any, run_id: str, upstreams: dict[str, str]
 ) -> None:
     agent = _agent(upstreams)
     assert agent.network is not None

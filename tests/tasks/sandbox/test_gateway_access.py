@@ -72,8 +72,9 @@ def _as_other_user(paths: list[Path]) -> dict[str, str]:
     return dict(json.loads(line) for line in done.stdout.splitlines())
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_no_other_user_of_the_host_reaches_the_gateways_sockets(
-    docker_client: Any, sandbox_image: str, run_id: str, network: str
+    docker_client: Any, run_id: str, network: str
 ) -> None:
     """``nobody`` cannot connect to the control socket or an execution's; the host's user can."""
     assert os.geteuid() == 0, "switching to another user needs root (the engine's hosts run so)"

@@ -50,7 +50,7 @@ def _handler(state: Upstream) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: ARG002 - http.server's signature: silence its log
             return
 
         def do_POST(self) -> None:

@@ -122,9 +122,8 @@ def test_a_hang_must_also_hold_on_the_rewrites() -> None:
 
 
 @pytest.mark.docker
-def test_an_infinite_loop_is_reproduced_as_a_hang(
-    tmp_path: Path, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_infinite_loop_is_reproduced_as_a_hang(tmp_path: Path, run_id: str) -> None:
     """The buggy tree loops until the per-test deadline, the clean one returns: reproduced, hang."""
     root = _corpus(tmp_path)
     settings = SandboxSettings(repeats=2, test_timeout_s=3, seed=1)
@@ -142,9 +141,8 @@ def test_an_infinite_loop_is_reproduced_as_a_hang(
 
 
 @pytest.mark.docker
-def test_a_slow_but_passing_clean_tree_is_not_taken_for_a_hang(
-    tmp_path: Path, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_slow_but_passing_clean_tree_is_not_taken_for_a_hang(tmp_path: Path, run_id: str) -> None:
     """Clean passes that take over a quarter of the deadline make the pair an error, not a hang."""
     root = _corpus(tmp_path)
     settings = SandboxSettings(repeats=1, test_timeout_s=3, seed=1)

@@ -97,7 +97,7 @@ def _case_files(demo: Corpus, case_id: str) -> tuple[Files, dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def llm_image(docker_client: Any, sandbox_image: str, demo: Corpus) -> str:
+def llm_image(docker_client: Any, sandbox_image: str, demo: Corpus) -> str:  # noqa: ARG001 - the sandbox image, the environment's base, is built first
     """The llm agent's environment image (built on first use, about 25 s; reused after)."""
     env = _llm(demo).environment
     assert env is not None and env.requirements

@@ -480,7 +480,9 @@ def _verify(report: Path) -> tuple[int, dict[str, Any] | None, str]:
 
 @pytest.fixture(scope="module")
 def cli_runs(
-    sandbox_image: str, buggy_module: bytes, tmp_path_factory: pytest.TempPathFactory
+    sandbox_image: str,  # noqa: ARG001 - the CLI runs need the sandbox image built first
+    buggy_module: bytes,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, tuple[int, dict[str, Any] | None, str]]:
     """Every cheat and the control through the CLI, three processes at a time."""
     folder = tmp_path_factory.mktemp("cli-reports")

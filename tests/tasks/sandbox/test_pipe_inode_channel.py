@@ -40,8 +40,9 @@ print("pushed")
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_pipe_inode_numbers_carry_a_count_from_one_execution_to_a_later_one(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """After an execution that creates 100,000 pipes, a later one's pipe inodes are that much
     higher: the counter is shared, as the page says."""

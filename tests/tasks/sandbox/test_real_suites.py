@@ -19,8 +19,9 @@ pytestmark = pytest.mark.docker
 DATABASE_TEST = "tests/test_book.py::test_reads_the_real_database"
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_every_real_case_keeps_the_contract_at_the_level_its_target_allows(
-    tmp_path: Path, sandbox_image: str, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """Order-dependent tests and an environment-dependent known failure refuse no case; the
     tracer's suite, which reads source text, takes its rewrites down to keep-text."""
@@ -42,8 +43,9 @@ def test_every_real_case_keeps_the_contract_at_the_level_its_target_allows(
 
 
 @pytest.mark.parametrize("target", ["acct", "tracelet"])
+@pytest.mark.usefixtures("sandbox_image")
 def test_mutate_keeps_only_what_the_corpus_check_keeps(
-    target: str, tmp_path: Path, sandbox_image: str, run_id: str
+    target: str, tmp_path: Path, run_id: str
 ) -> None:
     """Mutants of a real target, written as a corpus, all pass `corpus check` as written."""
     tree = write_target(tmp_path / "targets", target)

@@ -72,9 +72,8 @@ def _left(client: Any, run_id: str) -> list[Any]:
     )
 
 
-def test_passing_pytest_in_the_workspace_exits_zero(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_passing_pytest_in_the_workspace_exits_zero(docker_client: Any, run_id: str) -> None:
     """pytest runs over the unpacked workspace in a read-only container and passes."""
     result = run_once(PYTEST, run_id=run_id, workspace=PASSING_TEST, client=docker_client)
     assert result.exit_code == 0, result.output
@@ -82,8 +81,9 @@ def test_passing_pytest_in_the_workspace_exits_zero(
     assert (result.timed_out, result.oom_killed, result.error) == (False, False, None)
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_folder_workspace_arrives_with_its_links_and_modes(
-    docker_client: Any, sandbox_image: str, run_id: str, tmp_path: Path
+    docker_client: Any, run_id: str, tmp_path: Path
 ) -> None:
     """A host folder (0700, root-owned) arrives readable, with its symlink and executable bit."""
     tmp_path.chmod(0o700)
@@ -107,7 +107,8 @@ def test_folder_workspace_arrives_with_its_links_and_modes(
     assert "1 passed" in result.output
 
 
-def test_network_is_unreachable(docker_client: Any, sandbox_image: str, run_id: str) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_network_is_unreachable(docker_client: Any, run_id: str) -> None:
     """A TCP connect to 1.1.1.1:53 and a DNS lookup both fail; only loopback exists."""
     result = run_once(
         ["python3", "-c", NETWORK_PROBE], run_id=run_id, client=docker_client, timeout_s=30
@@ -117,17 +118,15 @@ def test_network_is_unreachable(docker_client: Any, sandbox_image: str, run_id: 
     assert "eth0" not in result.output
 
 
-def test_network_is_present_only_when_granted(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_network_is_present_only_when_granted(docker_client: Any, run_id: str) -> None:
     """With network=True (an agent's API access) the container gets an interface besides lo."""
     result = run_once(["cat", "/proc/net/dev"], run_id=run_id, client=docker_client, network=True)
     assert "eth0" in result.output, result.output
 
 
-def test_only_scratch_space_is_writable(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_only_scratch_space_is_writable(docker_client: Any, run_id: str) -> None:
     """Writes to /etc, /usr, / and /opt fail read-only; the tmpfs places and cwd work."""
     result = run_once(["python3", "-c", WRITE_PROBE], run_id=run_id, client=docker_client)
     for path in ("/etc/x", "/usr/x", "/x", "/opt/x"):
@@ -136,9 +135,8 @@ def test_only_scratch_space_is_writable(
         assert f"wrote {path}" in result.output, result.output
 
 
-def test_runs_as_uid_10001_without_capabilities(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_runs_as_uid_10001_without_capabilities(docker_client: Any, run_id: str) -> None:
     """The process is uid/gid 10001 with no effective, permitted or bounding capabilities."""
     script = "id -u; id -g; grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status"
     result = run_once(["sh", "-c", script], run_id=run_id, client=docker_client)
@@ -150,9 +148,8 @@ def test_runs_as_uid_10001_without_capabilities(
     assert "NoNewPrivs:\t1" in result.output
 
 
-def test_memory_hog_is_killed_and_recorded_as_oom(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_memory_hog_is_killed_and_recorded_as_oom(docker_client: Any, run_id: str) -> None:
     """Allocating 2 GB under a 256 MB limit is OOM-killed and reported with its reason."""
     result = run_once(
         ["python3", "-c", MEMORY_HOG],
@@ -167,9 +164,8 @@ def test_memory_hog_is_killed_and_recorded_as_oom(
     assert "allocated" not in result.output
 
 
-def test_fork_bomb_hits_the_pids_limit_and_the_run_goes_on(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_fork_bomb_hits_the_pids_limit_and_the_run_goes_on(docker_client: Any, run_id: str) -> None:
     """A fork bomb is refused new processes at the pids limit, killed at its deadline, then gone."""
     result = run_once(
         ["python3", "-c", FORK_BOMB],
@@ -185,9 +181,8 @@ def test_fork_bomb_hits_the_pids_limit_and_the_run_goes_on(
     assert (after.exit_code, after.output) == (0, "still here\n")
 
 
-def test_hanging_command_is_killed_at_its_deadline(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_hanging_command_is_killed_at_its_deadline(docker_client: Any, run_id: str) -> None:
     """`sleep 1000` with a 3 s deadline is killed, recorded as timed out, and its container removed."""
     start = time.monotonic()
     result = run_once(["sleep", "1000"], run_id=run_id, client=docker_client, timeout_s=3)
@@ -198,9 +193,8 @@ def test_hanging_command_is_killed_at_its_deadline(
     assert _left(docker_client, run_id) == []
 
 
-def test_output_before_the_deadline_is_kept(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_output_before_the_deadline_is_kept(docker_client: Any, run_id: str) -> None:
     """What a command printed before being killed at its deadline is in the result."""
     result = run_once(
         ["sh", "-c", "echo started; sleep 1000"], run_id=run_id, client=docker_client, timeout_s=2
@@ -209,8 +203,9 @@ def test_output_before_the_deadline_is_kept(
     assert result.output == "started\n"
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_hundred_megabytes_of_output_are_capped_quickly_in_bounded_memory(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """100 MB of output keeps its head and tail, counts the cut, and never sits in memory."""
     tracemalloc.start()
@@ -230,8 +225,9 @@ def test_hundred_megabytes_of_output_are_capped_quickly_in_bounded_memory(
     assert f"[... {result.output_truncated_bytes} bytes of output cut ...]" in result.output
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_environment_is_passed_and_bytecode_is_never_written(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """Caller environment reaches the command; PYTHONDONTWRITEBYTECODE stays 1."""
     result = run_once(
@@ -243,8 +239,9 @@ def test_environment_is_passed_and_bytecode_is_never_written(
     assert result.output == "k-123 1 /home/sandbox\n"
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_workspace_too_big_for_scratch_is_an_error_not_a_crash(
-    docker_client: Any, sandbox_image: str, run_id: str
+    docker_client: Any, run_id: str
 ) -> None:
     """A workspace the tmpfs cannot hold is refused up front with InputError."""
     with pytest.raises(InputError, match="scratch space"):
@@ -257,9 +254,8 @@ def test_workspace_too_big_for_scratch_is_an_error_not_a_crash(
         )
 
 
-def test_unpack_failure_is_reported_with_its_reason(
-    docker_client: Any, sandbox_image: str, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_unpack_failure_is_reported_with_its_reason(docker_client: Any, run_id: str) -> None:
     """Files that fit by size but not by tmpfs blocks end as an error naming the unpacking."""
     files = {f"f{i}.txt": b"x" for i in range(300)}  # 300 one-byte files need 300 pages
     result = run_once(

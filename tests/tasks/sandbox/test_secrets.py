@@ -144,8 +144,9 @@ def test_a_failing_agents_reason_holds_no_form_of_its_secret(
 
 
 @pytest.mark.docker
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_stage_passes_the_secret_to_the_agent_only_and_stores_no_form_of_it(
-    tmp_path: Path, sandbox_image: str, run_id: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, run_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """run_sandbox: the reproduction containers lack the variable; the pair, its report and
     every observation's output (which printed the value back) hold no form of it."""

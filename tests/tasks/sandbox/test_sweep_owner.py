@@ -31,7 +31,7 @@ def dead_pid() -> int:
 
 
 @pytest.fixture
-def made(docker_client: Any, run_id: str) -> Iterator[dict[str, tuple[str, str]]]:
+def made(docker_client: Any, run_id: str) -> Iterator[dict[str, tuple[str, str]]]:  # noqa: ARG001 - its run's containers are checked gone after the test
     """Labelled containers and networks the test makes, by name: (kind, id); removed after."""
     objects: dict[str, tuple[str, str]] = {}
     yield objects

@@ -122,9 +122,8 @@ def _both_cases(corpus: Corpus, run_id: str) -> SandboxResult:
     )
 
 
-def test_each_case_runs_on_its_own_target_in_its_own_image(
-    sandbox_image: str, tmp_path: Path, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_each_case_runs_on_its_own_target_in_its_own_image(tmp_path: Path, run_id: str) -> None:
     """Both targets' cases reproduce (the six target's only in its image, which its
     executions record); a command agent on the six target's case runs FROM that image."""
     corpus = load_corpus(_two_target_corpus(tmp_path / "repo"))
@@ -140,8 +139,9 @@ def test_each_case_runs_on_its_own_target_in_its_own_image(
     assert len(six_images) == 1 and six_images != demo_images
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_target_whose_environment_cannot_be_built_costs_only_its_cases(
-    sandbox_image: str, tmp_path: Path, run_id: str
+    tmp_path: Path, run_id: str
 ) -> None:
     """The six target asks for a project no index has: its case is an error for each agent,
     with one line naming corpus.toml's field, the requirements file and the target; the other
@@ -173,9 +173,8 @@ def test_a_target_whose_environment_cannot_be_built_costs_only_its_cases(
     assert "target sixy could not be built" in (checks[SIX_CASE].reason or "")
 
 
-def test_sandbox_build_names_a_target_it_could_not_build(
-    sandbox_image: str, tmp_path: Path, run_id: str
-) -> None:
+@pytest.mark.usefixtures("sandbox_image")
+def test_sandbox_build_names_a_target_it_could_not_build(tmp_path: Path, run_id: str) -> None:
     """``bughunt sandbox build --corpus``: the other images are built or reused, the unbuilt
     target is one line naming it, exit 1."""
     root = _two_target_corpus(tmp_path / "repo")
