@@ -144,7 +144,7 @@ class _LazyRoot(OneLineErrors):
         super().__init__(**attrs)
         self.commands: _Commands = _Commands()  # type: ignore[assignment]  # read-only by design
 
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:  # noqa: ARG002 - click's signature; this group refuses every command
         raise TypeError("commands are listed in cli.COMMANDS")
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -93,7 +93,7 @@ def _print_text(
 
 
 @guarded
-def calibrate_command(
+def calibrate_command(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     labels: Annotated[
         Path,
         typer.Option(

@@ -93,7 +93,7 @@ def check(
 
 @corpus_app.command("mutate")
 @guarded
-def mutate(
+def mutate(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     target: Annotated[
         Path, typer.Option(help="The target's source tree.", exists=True, file_okay=False)
     ],
@@ -239,7 +239,7 @@ def _mutate_progress(
     with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("mutants kept", total=None)
 
-        def update(kept: int, wanted: int, tried: int, counts: Mapping[Verdict, int]) -> None:
+        def update(kept: int, wanted: int, tried: int, _counts: Mapping[Verdict, int]) -> None:
             bar.update(task, completed=kept, total=wanted, description=f"kept (tried {tried})")
 
         yield update

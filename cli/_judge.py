@@ -110,7 +110,7 @@ def _print_text(s: dict[str, Any]) -> None:
 
 
 @guarded
-def check_command(
+def check_command(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     judge: Annotated[
         str, typer.Option("--judge", help="Judge (or jury: every member) to check.")
     ] = DEFAULT_JUDGE,

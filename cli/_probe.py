@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
 
 
 @guarded
-def probe(
+def probe(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     judge: Annotated[
         str, typer.Option(help="Judge or jury name (a jury adds self-preference).")
     ] = "sim",

@@ -99,7 +99,7 @@ def build(
 
 @sandbox_app.command("verify")
 @guarded
-def verify(
+def verify(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     corpus: Annotated[Path, typer.Option(help="Corpus folder.")],
     case: Annotated[str, typer.Option("--case", help="Case id.")],
     report: Annotated[

@@ -105,7 +105,7 @@ def render(report: SimulationReport) -> str:
 
 
 @guarded
-def simulate_cmd(
+def simulate_cmd(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     ctx: typer.Context,
     as_json: JsonOpt = False,
     seed: Annotated[

@@ -121,7 +121,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 @guarded
-def simulate_gate_cmd(
+def simulate_gate_cmd(  # noqa: PLR0913 - typer maps each parameter to a command-line option
     as_json: JsonOpt = False,
     sims: Annotated[
         int, typer.Option("--sims", help="Simulated PRs per corpus size and true score.", min=1)
