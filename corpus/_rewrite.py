@@ -42,8 +42,7 @@ from dataclasses import dataclass
 
 from bughunt.hashing import hash_parts, sha256_bytes
 from bughunt.models import RewriteLevel
-from corpus._pyast import compile_tree, same_tree
-from corpus._pyast import parse as parse_ast
+from corpus._pyast import compile_tree, parse as parse_ast, same_tree
 from corpus._rewrite_names import SkippedFunction, rename_locals
 
 _DOC_READERS = re.compile(

@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from bughunt import jsontext
 from bughunt.jsontext import MAX_DEPTH, JsonTextError

@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import re
 
-from bughunt.text import CONTROL, visible
-from bughunt.text import clip as cut
+from bughunt.text import CONTROL, clip as cut, visible
 
 NEWLINE = " ↵ "
 """What a line break in untrusted text shows as in Markdown."""

@@ -57,8 +57,7 @@ from tasks.sandbox._container import ExecResult
 from tasks.sandbox._executor import Executor
 from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._reproduce import HANG_SHARE, derive_seed
-from tasks.sandbox._rewrites import suite_outcome as outcome
-from tasks.sandbox._rewrites import suite_signature
+from tasks.sandbox._rewrites import suite_outcome as outcome, suite_signature
 from tasks.sandbox._trees import Files, apply_patch, read_tree
 
 Signature = tuple[str, frozenset[str]]

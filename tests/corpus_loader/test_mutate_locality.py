@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import corpus._mutate as mutate
 from benchmarks.mutate_cost import SHAPES, Shape, measure, ratio

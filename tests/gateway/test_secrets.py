@@ -9,8 +9,7 @@ import uuid
 from urllib.parse import quote, quote_plus
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from gateway.secrets import MIN_LENGTH, Scrubber, base64_inner, encoded_forms

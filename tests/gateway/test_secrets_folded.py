@@ -16,8 +16,7 @@ from collections.abc import Callable
 from urllib.parse import quote, unquote
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from gateway.secrets import MAX_DEPTH, Scrubber
 from tests.leaks import leaks

@@ -6,8 +6,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import Winner
 from bughunt.stats import wilson

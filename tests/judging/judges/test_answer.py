@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from bughunt.models import Winner
 from judging.judges import DEFAULT_RATIONALE, JudgeAnswer, ParseFailure, parse_answer

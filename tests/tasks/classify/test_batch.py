@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from bughunt.hashing import hash_tree
 from bughunt.models import BugCategory, Case, PipelineStage

@@ -6,8 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import PipelineStage

@@ -7,8 +7,7 @@ import textwrap
 import time
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import BugCategory
 from tasks.classify import categorize, parse_patch

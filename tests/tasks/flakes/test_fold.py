@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import FlakeRecord, FlakeState, Observation, Status, Tree
 from bughunt.stats import wilson

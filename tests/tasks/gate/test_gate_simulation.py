@@ -8,8 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from numpy.typing import NDArray
 from scipy.stats import norm
 

@@ -7,8 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from cli import app

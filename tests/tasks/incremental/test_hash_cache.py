@@ -8,8 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.hashing import hash_tree
 from corpus import load_corpus

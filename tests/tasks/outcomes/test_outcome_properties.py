@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bughunt.models import Observation, Status
 from tasks.outcomes import CaseState, OutcomeSummary, summarize

@@ -6,8 +6,7 @@ import html
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from markdown_it import MarkdownIt
 
 from bughunt.text import visible

@@ -136,8 +136,7 @@ def test_the_pr_comment_has_the_gate_the_headline_the_change_and_the_link(
 ) -> None:
     """Gate and its (escaped) message, the headline sentence with its interval, each agent's
     reproduction, what moved since the last nightly, and the full report as an autolink."""
-    from tasks.report import _format as fmt
-    from tasks.report import pr_comment
+    from tasks.report import _format as fmt, pr_comment
 
     pr = _pr_run()
     assert summary.headline is not None and pr.headline is not None

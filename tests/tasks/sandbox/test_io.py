@@ -11,8 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from tasks.sandbox._io import FrameDecoder, OutputCapture, pump
 

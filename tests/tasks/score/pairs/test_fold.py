@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from bughunt.models import RATIONALE_CAP, CallStatus, Order, Strategy, VerdictOutcome, Winner
 from ledger import Ledger
