@@ -32,8 +32,8 @@ from collections.abc import Sequence
 
 from benchmarks._judge_server import JudgeServer
 from bughunt.models import BugReport, ReproOutcome, Strategy
-from judging.judges import OpenAIJudge
-from tasks.score import ReportEvidence, ScoreSettings, score_stage
+from judging.judges import JudgeConfig, OpenAIJudge
+from tasks.score import Matchup, ReportEvidence, ScoreSettings, score_stage
 
 BASELINE, CANDIDATE = "baseline", "candidate"
 
@@ -74,14 +74,15 @@ def make_evidence(pairs: int, tag: str = "") -> list[ReportEvidence]:
 
 def judge_for(server: JudgeServer) -> OpenAIJudge:
     """The ``openai`` backend pointed at the local endpoint (no key needed)."""
-    return OpenAIJudge(
+    config = JudgeConfig(
         name="bench",
+        backend="openai",
         family="bench",
         model="bench-judge",
         base_url=server.base_url,
-        api_key=None,
-        max_connections=server.concurrency,
+        api_key_env="",
     )
+    return OpenAIJudge(config, max_connections=server.concurrency)
 
 
 def bare_floor(server: JudgeServer, calls: int) -> float:
@@ -120,13 +121,11 @@ def run_batch(
     start = time.perf_counter()
     result = score_stage(
         evidence,
-        run_id=run_id,
-        baseline=BASELINE,
-        candidate=CANDIDATE,
+        Matchup(run_id, BASELINE, CANDIDATE),
         categories={},
         judges=[judge],
         settings=settings,
-        ledger=None,
+        cached=[],
     )
     elapsed = time.perf_counter() - start
     expected = len(evidence)  # two reports per pair, two calls per pair under swap

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
         call_counts as call_counts,
     )
     from tasks.score._settings import ScoreSettings as ScoreSettings
-    from tasks.score._stage import ScoreResult as ScoreResult, score_stage as score_stage
+    from tasks.score._stage import (
+        Matchup as Matchup,
+        ScoreResult as ScoreResult,
+        score_stage as score_stage,
+    )
 
 
 __getattr__ = lazy_names(globals())

@@ -15,7 +15,7 @@ from tasks.flakes import FlakeResult
 from tasks.sandbox import SandboxResult
 from tasks.score._evidence import ReportEvidence
 from tasks.score._settings import ScoreSettings
-from tasks.score._stage import ScoreResult, score_stage
+from tasks.score._stage import Matchup, ScoreResult, score_stage
 
 
 class ScoreInputs(StageInputs):
@@ -91,15 +91,12 @@ def run(inputs: ScoreInputs, settings: ScoreSettings) -> ScoreResult:
             evidence_of(
                 inputs.sandbox, inputs.flakes.reproductions, (inputs.baseline, inputs.candidate)
             ),
-            run_id=inputs.run_id,
-            baseline=inputs.baseline.name,
-            candidate=inputs.candidate.name,
+            Matchup(inputs.run_id, inputs.baseline.name, inputs.candidate.name),
             categories=inputs.classify.categories(),
             judges=judges,
             settings=settings,
-            ledger=inputs.ledger,
-            earlier=inputs.earlier,
             cached=inputs.cached,
+            earlier=inputs.earlier,
         )
     finally:
         close_judges(judges)  # a judge's connections live as long as its stage (or shard)

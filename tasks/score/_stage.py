@@ -2,12 +2,13 @@
 
 Tasks return data: the judge calls, verdicts and probe rows come back for the
 flow to write. One circuit breaker per judge per run. Calls on unchanged
-pairs are answered from the ledger's cache (read-only) unless refreshed.
+pairs are answered from the judge cache the caller read unless refreshed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +21,7 @@ from bughunt.models import (
 )
 from judging.judges import (
     Breaker,
+    CallLookup,
     CallTiming,
     Judge,
     JudgeRequest,
@@ -27,12 +29,11 @@ from judging.judges import (
     judge_batch,
     load_cache,
 )
-from ledger import Ledger
 from tasks.score._evidence import ReportEvidence, report_quality, words_of
 from tasks.score._health import JudgeHealth, judge_health
 from tasks.score._probe_stage import ProbeContext, probe_judge
 from tasks.score._settings import ScoreSettings
-from tasks.score.judge_cache import cache_cutoff, calls_lookup, ledger_lookup
+from tasks.score.judge_cache import calls_lookup
 from tasks.score.pairs import (
     JudgeRef,
     PairCall,
@@ -188,27 +189,34 @@ def _plan(
     return pending, requests
 
 
+@dataclass(frozen=True, slots=True)
+class Matchup:
+    """The run, and the two agents it compares: the candidate's reports against the baseline's."""
+
+    run_id: str
+    baseline: str
+    candidate: str
+
+
 def score_stage(
     evidence: Sequence[ReportEvidence],
+    matchup: Matchup,
     *,
-    run_id: str,
-    baseline: str,
-    candidate: str,
     categories: Mapping[str, BugCategory | None],
     judges: Sequence[Judge],
     settings: ScoreSettings,
-    ledger: Ledger | None = None,
+    cached: Sequence[JudgeCall],
     earlier: ScoreResult | None = None,
-    cached: Sequence[JudgeCall] | None = None,
 ) -> ScoreResult:
     """Judge every candidate/baseline pair of the batch and measure the judge's biases.
 
     ``judges`` is one judge, or a jury's members for ``jury``/``jury_lc``. A
     pair whose reports are missing or unusable is unscored with the reason and
     costs no call. Judge failures are failures to judge: unscored, never ties.
-    Unchanged calls are answered from the cache unless ``settings.refresh``:
-    ``cached`` (the calls the flow read for this stage), else ``ledger`` (read
-    only, leaving out answers older than ``settings.cache_ttl_s``). One circuit breaker per judge for the whole stage (a sharded stage:
+    Unchanged calls are answered from ``cached`` (the earlier calls the caller read, with the
+    settings' time to live: :func:`tasks.score.judge_cache.cached_calls` or
+    :func:`~tasks.score.judge_cache.ledger_lookup`) unless ``settings.refresh``; the stage
+    reads no ledger. One circuit breaker per judge for the whole stage (a sharded stage:
     per shard, each shard's failures its own).
 
     ``earlier`` is what the earlier batches of an adaptive run scored: their
@@ -217,76 +225,104 @@ def score_stage(
     The result holds this batch's calls and verdicts only.
     """
     breakers: dict[str, Breaker] = {}
-    lookup = (
-        calls_lookup(cached)  # the flow read them with the settings' time to live
-        if cached is not None
-        else ledger_lookup(ledger, not_before=cache_cutoff(settings.cache_ttl_s))
-    )
     config = StrategyConfig(
         strategy=settings.strategy,
         judges=tuple(JudgeRef(name=j.name, family=j.family) for j in judges),
         k=settings.k,
         seed=settings.seed,
     )
-    by_name = {j.name: j for j in judges}
     done = {(v.case_id, v.sample) for v in earlier.verdicts} if earlier else set()
     pending, requests = _plan(
-        evidence, config, baseline=baseline, candidate=candidate, categories=categories, done=done
+        evidence,
+        config,
+        baseline=matchup.baseline,
+        candidate=matchup.candidate,
+        categories=categories,
+        done=done,
     )
-
-    calls: list[JudgeCall] = []
-    degraded_reasons: list[str] = []
-    for name, batch in requests.items():
-        breaker = breakers.setdefault(name, Breaker())
-        result = judge_batch(
-            by_name[name],
-            batch,
-            run_id=run_id,
-            max_in_flight=settings.max_in_flight,
-            breaker=breaker,
-            cache=load_cache(lookup, by_name[name], batch, refresh=settings.refresh),
-            timing=CallTiming(deadline_s=settings.deadline_s),
-        )
-        calls.extend(result.calls)
-        if result.degraded:
-            degraded_reasons.append(f"{name}: {result.degraded_reason}")
-
-    per_pair: dict[tuple[str, int], list[PairCall]] = {}
+    how = _Calling(matchup.run_id, settings, breakers, calls_lookup(cached))
+    judged = _judge_all(requests, {j.name: j for j in judges}, how)
     answered = [c for c in earlier.calls if (c.case_id, c.agent_sample) in done] if earlier else []
-    for call in [*answered, *calls]:
+    per_pair: dict[tuple[str, int], list[PairCall]] = {}
+    for call in [*answered, *judged.calls]:
         per_pair.setdefault((call.case_id, call.agent_sample), []).append(
             PairCall.from_judge_call(call)
         )
     pairs = [p.model_copy(update={"calls": tuple(per_pair.get(k, ()))}) for k, p in pending.items()]
-    scored = score_pairs(pairs, config, run_id=run_id, seed=settings.seed)
-
-    probes: list[BiasProbe] = []
-    probe_calls: list[JudgeCall] = []
-    if settings.probe_pairs > 0:
-        usable = [ev for ev in evidence if ev.report is not None]
-        probe_calls, probes = probe_judge(
-            judges[0],
-            [ev.report for ev in usable if ev.report is not None],
-            ProbeContext(
-                families={ev.agent_version: ev.family for ev in usable},
-                quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
-                run_id=run_id,
-                settings=settings,
-                breakers=breakers,
-                cache=lookup,
-            ),
-        )
-
+    scored = score_pairs(pairs, config, run_id=matchup.run_id, seed=settings.seed)
+    probe_calls, probes = _probes(evidence, judges[0], how)
     health = judge_health(
-        calls,
+        judged.calls,
         probe_calls,
         degraded=any(b.degraded for b in breakers.values()),
-        degraded_reason="; ".join(degraded_reasons) or None,
+        degraded_reason="; ".join(judged.degraded_reasons) or None,
     )
     return ScoreResult(
-        calls=[*calls, *probe_calls],
+        calls=[*judged.calls, *probe_calls],
         verdicts=[v for v in scored.verdicts if (v.case_id, v.sample) not in done],
         summary=scored.summary,
         probes=probes,
         health=health,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Calling:
+    """How a stage calls its judges: for which run, with which settings, through one circuit
+    breaker per judge (shared by the pairs' calls and the probes'), answered from which cache."""
+
+    run_id: str
+    settings: ScoreSettings
+    breakers: dict[str, Breaker]
+    cache: CallLookup
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    calls: list[JudgeCall]
+    degraded_reasons: list[str]
+
+
+def _judge_all(
+    requests: Mapping[str, Sequence[JudgeRequest]], by_name: Mapping[str, Judge], how: _Calling
+) -> _Judged:
+    """Each judge's requests, in one batch a judge, through that judge's breaker."""
+    calls: list[JudgeCall] = []
+    degraded_reasons: list[str] = []
+    for name, batch in requests.items():
+        breaker = how.breakers.setdefault(name, Breaker())
+        result = judge_batch(
+            by_name[name],
+            batch,
+            run_id=how.run_id,
+            max_in_flight=how.settings.max_in_flight,
+            breaker=breaker,
+            cache=load_cache(how.cache, by_name[name], batch, refresh=how.settings.refresh),
+            timing=CallTiming(deadline_s=how.settings.deadline_s),
+        )
+        calls.extend(result.calls)
+        if result.degraded:
+            degraded_reasons.append(f"{name}: {result.degraded_reason}")
+    return _Judged(calls, degraded_reasons)
+
+
+def _probes(
+    evidence: Sequence[ReportEvidence], judge: Judge, how: _Calling
+) -> tuple[list[JudgeCall], list[BiasProbe]]:
+    """The bias probes of the first judge over the batch's usable reports (none when
+    ``probe_pairs`` is 0)."""
+    if how.settings.probe_pairs <= 0:
+        return [], []
+    usable = [ev for ev in evidence if ev.report is not None]
+    return probe_judge(
+        judge,
+        [ev.report for ev in usable if ev.report is not None],
+        ProbeContext(
+            families={ev.agent_version: ev.family for ev in usable},
+            quality={(ev.case_id, ev.agent_version): report_quality(ev) for ev in usable},
+            run_id=how.run_id,
+            settings=how.settings,
+            breakers=how.breakers,
+            cache=how.cache,
+        ),
     )

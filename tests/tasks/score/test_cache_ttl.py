@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from bughunt.models import JudgeCall, Strategy, utcnow
 from judging.judges import SimJudge
 from ledger import Ledger
-from tasks.score import ScoreResult, ScoreSettings, score_stage
+from tasks.score import Matchup, ScoreResult, ScoreSettings, score_stage
 from tasks.score.judge_cache import cache_cutoff, cached_calls
-from tests.tasks.score.test_score_stage import evidence
+from tests.tasks.score.test_score_stage import cache_in, evidence
 
 DAY = 86_400.0
 
@@ -18,13 +18,11 @@ DAY = 86_400.0
 def run(ledger: Ledger, ttl_s: float | None) -> ScoreResult:
     return score_stage(
         evidence(),
-        run_id="r",
-        baseline="baseline",
-        candidate="candidate",
+        Matchup("r", "baseline", "candidate"),
         categories={},
         judges=[SimJudge(name="sim", family="sim")],
         settings=ScoreSettings(strategy=Strategy.SWAP, probe_pairs=0, cache_ttl_s=ttl_s),
-        ledger=ledger,
+        cached=cache_in(ledger, ttl_s),
     )
 
 

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from bughunt.models import BugReport, CallStatus, ReproOutcome, Strategy, VerdictOutcome
+from bughunt.models import BugReport, CallStatus, JudgeCall, ReproOutcome, Strategy, VerdictOutcome
 from judging.judges import SimJudge
 from ledger import Ledger
-from tasks.score import ReportEvidence, ScoreSettings, score_stage
+from tasks.score import Matchup, ReportEvidence, ScoreSettings, score_stage
 from tasks.score._evidence import report_quality, words_of
+from tasks.score.judge_cache import cache_cutoff, cached_calls
 from tests.conftest import ROOT
 
 RECORDED = ROOT / "corpus" / "demo" / "recorded"
@@ -39,16 +40,24 @@ def evidence() -> list[ReportEvidence]:
     return out
 
 
+def cache_in(ledger: Ledger | None, ttl_s: float | None = None) -> list[JudgeCall]:
+    """What a caller hands the stage as its judge cache: the sim judge's answers for the demo
+    cases and probes in ``ledger``, as the flow reads them (none without a ledger)."""
+    if ledger is None:
+        return []
+    cases = sorted({e.case_id for e in evidence()})
+    found = cached_calls(ledger, ["sim"], cases, probes=True, not_before=cache_cutoff(ttl_s))
+    return [c for calls in found.values() for c in calls]
+
+
 def run(ledger: Ledger | None = None, refresh: bool = False, strategy: Strategy = Strategy.SWAP):  # type: ignore[no-untyped-def]
     return score_stage(
         evidence(),
-        run_id="r1",
-        baseline="baseline",
-        candidate="candidate",
+        Matchup("r1", "baseline", "candidate"),
         categories={},
         judges=[SimJudge(name="sim", family="sim")],
         settings=ScoreSettings(strategy=strategy, probe_pairs=6, refresh=refresh),
-        ledger=ledger,
+        cached=cache_in(ledger),
     )
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 from bughunt.models import BugReport, JudgeCall, ReproOutcome, Strategy, VerdictOutcome
 from judging.judges import JudgeRequest, SimJudge
-from tasks.score import ReportEvidence, ScoreResult, ScoreSettings, score_stage
+from tasks.score import Matchup, ReportEvidence, ScoreResult, ScoreSettings, score_stage
 from tasks.score._stage import _plan
 from tasks.score.pairs import JudgeRef, StrategyConfig, plan_pair
 from tests.conftest import ROOT
@@ -58,12 +58,11 @@ def stage(
 ) -> ScoreResult:
     return score_stage(
         evidence,
-        run_id="r1",
-        baseline="baseline",
-        candidate="candidate",
+        Matchup("r1", "baseline", "candidate"),
         categories={},
         judges=[judge],
         settings=ScoreSettings(strategy=strategy, probe_pairs=0),
+        cached=[],
         earlier=earlier,
     )
 
