@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from bughunt.models import (
+    AgentRun,
     AgentVersion,
     BugCategory,
     Observation,
@@ -26,6 +27,8 @@ from tasks.score import JudgeHealth, call_counts
 
 if TYPE_CHECKING:
     from tasks.report._entry import ReportInputs
+
+_N = TypeVar("_N", int, float)
 
 _AS_STATUS = {
     ReproOutcome.REPRODUCED: Status.PASS,
@@ -135,32 +138,41 @@ def agent_costs(
     out = []
     for agent in agents:
         runs = [p.agent_run for p in sandbox.pairs if p.agent_version == agent.name and p.agent_run]
-        if not runs:
-            continue
-        reproduced = sum(
-            1
-            for r in reproductions
-            if r.agent_version == agent.name and r.outcome is ReproOutcome.REPRODUCED
-        )
-        tokens_in = [r.tokens_in for r in runs if r.tokens_in is not None]
-        tokens_out = [r.tokens_out for r in runs if r.tokens_out is not None]
-        costs = [r.cost for r in runs if r.cost is not None]
-        cost = sum(costs) if costs else None
-        out.append(
-            AgentCost(
-                agent_version=agent.name,
-                executions=len(runs),
-                seconds=round(sum(r.seconds for r in runs), 3),
-                requests=sum(r.requests for r in runs),
-                refused=sum(r.refused for r in runs),
-                tokens_in=sum(tokens_in) if tokens_in else None,
-                tokens_out=sum(tokens_out) if tokens_out else None,
-                cost=cost,
-                reproduced=reproduced,
-                cost_per_reproduced=cost / reproduced if cost is not None and reproduced else None,
-            )
-        )
+        if runs:
+            out.append(_agent_cost(agent.name, runs, _reproduced(agent.name, reproductions)))
     return out
+
+
+def _reproduced(agent_version: str, reproductions: Sequence[Reproduction]) -> int:
+    """How many of the version's reproductions (cases and samples) reproduced."""
+    return sum(
+        1
+        for r in reproductions
+        if r.agent_version == agent_version and r.outcome is ReproOutcome.REPRODUCED
+    )
+
+
+def _agent_cost(agent_version: str, runs: Sequence[AgentRun], reproduced: int) -> AgentCost:
+    """One version's executions summed; a figure no execution reported stays None."""
+    cost = _known_sum([r.cost for r in runs])
+    return AgentCost(
+        agent_version=agent_version,
+        executions=len(runs),
+        seconds=round(sum(r.seconds for r in runs), 3),
+        requests=sum(r.requests for r in runs),
+        refused=sum(r.refused for r in runs),
+        tokens_in=_known_sum([r.tokens_in for r in runs]),
+        tokens_out=_known_sum([r.tokens_out for r in runs]),
+        cost=cost,
+        reproduced=reproduced,
+        cost_per_reproduced=cost / reproduced if cost is not None and reproduced else None,
+    )
+
+
+def _known_sum(values: Sequence[_N | None]) -> _N | None:
+    """The sum of the values that are not None; None when every one is (or there are none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def case_rows(
