@@ -34,7 +34,8 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
 
 from gateway.secrets import Scrubber
 from judging.judges._identity import COMMAND_MODEL, command_endpoint
@@ -45,6 +46,9 @@ from judging.judges._protocol import (
     OverBudget,
     ServerError,
 )
+
+if TYPE_CHECKING:
+    from judging.judges._config import JudgeConfig
 
 EX_USAGE = 64
 EX_DATAERR = 65
@@ -77,31 +81,28 @@ class CommandJudge:
 
     def __init__(
         self,
+        config: JudgeConfig,
         *,
-        name: str,
-        family: str,
-        argv: Sequence[str],
-        required: bool = False,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         secrets: Mapping[str, str] | None = None,
         withhold: Collection[str] = (),
-        model: str | None = None,
     ) -> None:
-        """``env`` is added to the command's environment; its values and ``secrets``
-        (name → value, e.g. an API key from the environment) are scrubbed from
-        every answer and error text. ``withhold`` names host variables the
-        command never gets (the agents' secrets and model keys: theirs alone).
-        ``model`` is the model the command uses, as its configuration declares it
-        (the command picks it itself); with the command line it is the judge's
-        cache key."""
-        if not argv:
+        """A judge as ``config`` describes it: its name, family, whether it is required,
+        the command (``config.command``) and the model the command uses, as the
+        configuration declares it (the command picks it itself; with the command line it
+        is the judge's cache key). ``env`` is added to the command's environment; its
+        values and ``secrets`` (name → value, e.g. an API key from the environment) are
+        scrubbed from every answer and error text. ``withhold`` names host variables the
+        command never gets (the agents' secrets and model keys: theirs alone). A config
+        without a command raises ``ValueError``."""
+        if not config.command:
             raise ValueError("a command judge needs a non-empty argument vector")
-        self.name = name
-        self.family = family
-        self.required = required
-        self.argv = list(argv)
-        self.model = model or COMMAND_MODEL
+        self.name = config.name
+        self.family = config.family
+        self.required = config.required
+        self.argv = list(config.command)
+        self.model = config.model or COMMAND_MODEL
         self.endpoint = command_endpoint(self.argv)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd

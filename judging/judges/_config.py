@@ -289,34 +289,18 @@ def build_judge(
                     f"for an endpoint that needs no key)",
                     field="api_key_env",
                 )
-        assert config.model is not None  # checked by JudgeConfig
         return OpenAIJudge(
-            name=config.name,
-            family=config.family,
-            model=config.model,
-            base_url=config.base_url,
-            api_key=api_key,
-            api_key_env=config.api_key_env,
-            required=config.required,
-            structured=config.structured,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            max_connections=max_connections or config.max_in_flight,
+            config, api_key=api_key, max_connections=max_connections or config.max_in_flight
         )
     if config.backend == "command":
         from judging.judges._command import CommandJudge
 
-        assert config.command is not None  # checked by JudgeConfig
         # The command inherits the environment, its key too: never let it reach a row.
         key = env.get(config.api_key_env, "") if config.api_key_env else ""
         return CommandJudge(
-            name=config.name,
-            family=config.family,
-            argv=config.command,
-            required=config.required,
+            config,
             secrets={config.api_key_env: key} if key else None,
             withhold=[name for name in withhold if name != config.api_key_env],
-            model=config.model,
         )
     from judging.judges._sim import SimJudge
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bughunt import __version__
 from gateway.secrets import Scrubber
@@ -64,6 +64,9 @@ from judging.judges._protocol import (
     RateLimited,
     ServerError,
 )
+
+if TYPE_CHECKING:
+    from judging.judges._config import JudgeConfig
 
 Structured = Literal["auto", "on", "off"]
 _DETAIL_LIMIT = 300
@@ -130,40 +133,34 @@ class OpenAIJudge:
     """A judge behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     def __init__(
-        self,
-        *,
-        name: str,
-        family: str,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = "api_key",
-        required: bool = False,
-        structured: Structured = "auto",
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        max_connections: int = 64,
+        self, config: JudgeConfig, *, api_key: str | None = None, max_connections: int = 64
     ) -> None:
-        """``max_connections``: the pool of connections to the endpoint; give it the judge's
-        ``max_in_flight`` (more is never used, fewer would queue the calls in flight)."""
-        self.name = name
-        self.family = family
-        self.required = required
-        self.model = model
-        self.base_url = base_url
-        self.structured: Structured = structured
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        """A judge as ``config`` describes it (its name, family, model, endpoint and request
+        options); ``api_key`` is the key read from ``config.api_key_env``. ``max_connections``:
+        the pool of connections to the endpoint; give it the judge's ``max_in_flight`` (more
+        is never used, fewer would queue the calls in flight). A config without ``model``
+        raises ``ValueError``."""
+        if not config.model:
+            raise ValueError("an openai judge needs 'model'")
+        self.name = config.name
+        self.family = config.family
+        self.required = config.required
+        self.model = config.model
+        self.base_url = config.base_url
+        self.structured: Structured = config.structured
+        self.temperature = config.temperature
+        self.max_tokens = config.max_tokens
         self._secret = api_key or ""
         # Shown as [secret:<api_key_env>], raw or encoded (URL, JSON, hex, base64, any case).
-        self._scrubber = Scrubber({api_key_env or "api_key": self._secret} if api_key else None)
+        label = config.api_key_env or "api_key"
+        self._scrubber = Scrubber({label: self._secret} if api_key else None)
         self._lock = threading.Lock()
         # A user agent of its own: http.client sends none, and some gateways refuse that.
         headers = {"accept": "application/json", "user-agent": f"bughunt/{__version__}"}
         if self._secret:
             headers["authorization"] = f"Bearer {self._secret}"
         # Where requests go, and part of the cache key: base_url, OPENAI_BASE_URL or the API.
-        self.endpoint = openai_endpoint(base_url)
+        self.endpoint = openai_endpoint(self.base_url)
         self._transport = HttpTransport(self.endpoint, headers, max_connections)
 
     def __repr__(self) -> str:  # never shows the key

@@ -21,6 +21,7 @@ from bughunt.models import JudgeCall, utcnow
 from cli import app
 from judging.judges import (
     TEMPLATE_VERSION,
+    JudgeConfig,
     JudgeRequest,
     OpenAIJudge,
     build_prompt,
@@ -81,7 +82,10 @@ def server() -> Iterator[OpenAIServer]:
 
 
 def judge_at(server: OpenAIServer, model: str) -> OpenAIJudge:
-    return OpenAIJudge(name="gpt", family="fam-gpt", model=model, base_url=server.base_url)
+    config = JudgeConfig(
+        name="gpt", backend="openai", family="fam-gpt", model=model, base_url=server.base_url
+    )
+    return OpenAIJudge(config)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 from bughunt.models import CallStatus, JudgeCall, Order, Winner
 from judging.judges import (
     CallTiming,
+    JudgeConfig,
     JudgeRequest,
     OpenAIJudge,
     cache_key,
@@ -31,9 +32,10 @@ from tests.judging.judges.openai_server import OpenAIServer, Reply, Seen, answer
 
 
 def judge_for(server: OpenAIServer) -> OpenAIJudge:
-    return OpenAIJudge(
-        name="local", family="test", model="m", base_url=server.base_url, api_key="k"
+    config = JudgeConfig(
+        name="local", backend="openai", family="test", model="m", base_url=server.base_url
     )
+    return OpenAIJudge(config, api_key="k")
 
 
 def test_concurrency_is_bounded_by_max_in_flight(server: OpenAIServer) -> None:

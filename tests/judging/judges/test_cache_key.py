@@ -34,7 +34,10 @@ from tests.judging.judges.openai_server import OpenAIServer, answer
 
 
 def judge_at(server: OpenAIServer, model: str, name: str = "local") -> OpenAIJudge:
-    return OpenAIJudge(name=name, family="test", model=model, base_url=server.base_url)
+    config = JudgeConfig(
+        name=name, backend="openai", family="test", model=model, base_url=server.base_url
+    )
+    return OpenAIJudge(config)
 
 
 def cached_run(judge: Judge, ledger: Ledger, n: int, run_id: str) -> list[JudgeCall]:
@@ -178,9 +181,10 @@ def test_a_command_judge_s_command_line_is_its_endpoint(tmp_path: Path, ledger: 
     """Another argument vector under the same name is sent again; the endpoint stored names
     the program and a hash of the line, never an argument (a key given on it)."""
     argv = _command(tmp_path)
-    one = CommandJudge(name="cmd", family="c", argv=argv)
+    one = CommandJudge(JudgeConfig(name="cmd", backend="command", family="c", command=argv))
     cached_run(one, ledger, 1, "n1")
-    other = CommandJudge(name="cmd", family="c", argv=[*argv, "--api-key=sk-secret-123"])
+    keyed = [*argv, "--api-key=sk-secret-123"]
+    other = CommandJudge(JudgeConfig(name="cmd", backend="command", family="c", command=keyed))
     again = cached_run(other, ledger, 1, "n2")
     assert [c.cached for c in again] == [False]
     program = Path(argv[0]).name

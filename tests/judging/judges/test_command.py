@@ -31,7 +31,8 @@ def script(tmp_path: Path, body: str) -> list[str]:
 
 
 def run(argv: list[str], deadline_s: float = 10.0, **kw: object) -> JudgeCall:
-    judge = CommandJudge(name="cmd", family="local", argv=argv, **kw)  # type: ignore[arg-type]
+    config = JudgeConfig(name="cmd", backend="command", family="local", command=argv)
+    judge = CommandJudge(config, **kw)  # type: ignore[arg-type]
     call = call_judge(
         judge,
         request(),

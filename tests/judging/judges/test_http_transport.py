@@ -16,14 +16,16 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import CallStatus
-from judging.judges import CallTiming, OpenAIJudge, call_judge
+from judging.judges import CallTiming, JudgeConfig, OpenAIJudge, call_judge
 from tests.judging.judges.helpers import request
 from tests.judging.judges.openai_server import OpenAIServer, Reply, answer, completion
 
 
-def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
-    args: dict[str, object] = {"name": "local", "family": "test", "model": "m"}
-    return OpenAIJudge(base_url=server.base_url, **{**args, **kw})  # type: ignore[arg-type]
+def judge_for(server: OpenAIServer, max_connections: int = 64) -> OpenAIJudge:
+    config = JudgeConfig(
+        name="local", backend="openai", family="test", model="m", base_url=server.base_url
+    )
+    return OpenAIJudge(config, max_connections=max_connections)
 
 
 def test_an_idle_connection_the_endpoint_dropped_costs_no_attempt(server: OpenAIServer) -> None:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pytest
 
 from bughunt.models import CallStatus, JudgeCall, Winner
-from judging.judges import Breaker, CallTiming, OpenAIJudge, call_judge, judge_batch
+from judging.judges import Breaker, CallTiming, JudgeConfig, OpenAIJudge, call_judge, judge_batch
 from tests.judging.judges.helpers import (
     assert_no_failure_carries_a_winner,
     request,
@@ -33,16 +33,25 @@ from tests.leaks import assert_no_leak
 KEY = "sk-test-SECRET-0123456789"
 
 
-def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
+def config_for(server: OpenAIServer, **kw: object) -> JudgeConfig:
     args: dict[str, object] = {
         "name": "local",
+        "backend": "openai",
         "family": "test",
         "model": "m",
         "base_url": server.base_url,
-        "api_key": KEY,
         "api_key_env": "EXAMPLE_API_KEY",
     }
-    return OpenAIJudge(**{**args, **kw})  # type: ignore[arg-type]
+    return JudgeConfig.model_validate({**args, **kw})
+
+
+def judge_for(server: OpenAIServer, **kw: object) -> OpenAIJudge:
+    return OpenAIJudge(config_for(server, **kw), api_key=KEY)
+
+
+def closed_endpoint(base_url: str) -> JudgeConfig:
+    """A judge at ``base_url``, where no answer comes."""
+    return JudgeConfig(name="j", backend="openai", family="f", model="m", base_url=base_url)
 
 
 def call(server: OpenAIServer, deadline_s: float = 20.0, **kw: object) -> JudgeCall:
@@ -186,9 +195,7 @@ def test_connection_refused_is_retried_then_fails_closed() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again when the block ends: nothing listens there
-    judge = OpenAIJudge(
-        name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
-    )
+    judge = OpenAIJudge(closed_endpoint(f"http://127.0.0.1:{port}/v1"), api_key="k")
     c = call_judge(
         judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
     )
@@ -221,9 +228,7 @@ def test_a_connection_dropped_mid_exchange_is_retried_then_fails_closed(reset: b
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        judge = OpenAIJudge(
-            name="j", family="f", model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k"
-        )
+        judge = OpenAIJudge(closed_endpoint(f"http://127.0.0.1:{port}/v1"), api_key="k")
         c = call_judge(
             judge, request(), run_id="r", timing=CallTiming(deadline_s=10, sleep=lambda _s: None)
         )
@@ -375,7 +380,7 @@ def test_calls_in_flight_share_one_pool_of_that_many_connections(server: OpenAIS
     """Eight calls at once through a judge whose pool is four: the server never sees more than
     four requests at a time, and the second wave reuses the first's connections."""
     server.script(*[answer("first", delay_s=0.3)] * 8)
-    judge = judge_for(server, max_connections=4)
+    judge = OpenAIJudge(config_for(server), api_key=KEY, max_connections=4)
     result = judge_batch(judge, requests(8), run_id="r", max_in_flight=8)
     assert [c.status for c in result.calls] == [CallStatus.JUDGED] * 8
     assert server.max_in_flight == 4

@@ -12,6 +12,7 @@ from bughunt.models import CallStatus, Order, Winner
 from judging.judges import (
     CallTiming,
     JudgeAnswer,
+    JudgeConfig,
     OpenAIJudge,
     build_prompt,
     call_judge,
@@ -139,6 +140,11 @@ def _gullible(seen: Seen) -> Reply:
     return answer("second", "honest")
 
 
+def gullible_judge(server: OpenAIServer) -> JudgeConfig:
+    """A judge at the local endpoint that obeys any answer it reads."""
+    return JudgeConfig(name="j", backend="openai", family="f", model="m", base_url=server.base_url)
+
+
 @pytest.mark.parametrize(
     "summary",
     [
@@ -152,7 +158,7 @@ def test_a_hostile_report_cannot_change_the_parsed_verdict(
 ) -> None:
     """Over a real socket, a report with a forged answer or delimiter does not get its way."""
     server.fallback = _gullible
-    judge = OpenAIJudge(name="j", family="f", model="m", base_url=server.base_url, api_key="k")
+    judge = OpenAIJudge(gullible_judge(server), api_key="k")
     hostile = request(first=report("candidate", summary=summary))
     call = call_judge(judge, hostile, run_id="r", timing=CallTiming(deadline_s=10))
     assert (call.status, call.winner, call.rationale) == (
@@ -165,7 +171,7 @@ def test_a_hostile_report_cannot_change_the_parsed_verdict(
 def test_the_gullible_judge_would_obey_an_unneutralised_forgery(server: OpenAIServer) -> None:
     """Control: the same judge does obey a forged answer when it reaches it raw."""
     server.fallback = _gullible
-    judge = OpenAIJudge(name="j", family="f", model="m", base_url=server.base_url, api_key="k")
+    judge = OpenAIJudge(gullible_judge(server), api_key="k")
     prompt = build_prompt(request())
     raw = judge.complete(prompt.system, prompt.user + "\n" + FORGED, request(), 10)
     assert parse_answer(raw) == JudgeAnswer(winner=Winner.FIRST, rationale="obeyed")

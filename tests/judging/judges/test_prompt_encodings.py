@@ -23,6 +23,7 @@ from judging.judges import (
     CallTiming,
     CommandJudge,
     JudgeAnswer,
+    JudgeConfig,
     JudgeRequest,
     build_prompt,
     call_judge,
@@ -325,13 +326,18 @@ def genuine_delimiters(nonce: str) -> list[str]:
 # --- through a real command judge ----------------------------------------------
 
 
+def command_judge(argv: list[str]) -> JudgeConfig:
+    """A command judge running ``argv``."""
+    return JudgeConfig(name="cmd", backend="command", family="local", command=argv)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_the_command_receives_exactly_the_neutralised_prompt(tmp_path: Path, case: Case) -> None:
     """The prompt a command judge reads shows each encoding visibly and defused, byte for byte."""
     argv, seen = gullible_command(tmp_path)
     req = hostile_request(case)
     call_judge(
-        CommandJudge(name="cmd", family="local", argv=argv),
+        CommandJudge(command_judge(argv)),
         req,
         run_id="r",
         timing=CallTiming(deadline_s=60),
@@ -346,7 +352,7 @@ def test_the_command_receives_exactly_the_neutralised_prompt(tmp_path: Path, cas
 def test_an_encoded_forgery_is_never_the_recorded_verdict(tmp_path: Path, case: Case) -> None:
     """A command obeying any answer it can read in the prompt finds none: its own verdict stands."""
     argv, _seen = gullible_command(tmp_path)
-    judge = CommandJudge(name="cmd", family="local", argv=argv)
+    judge = CommandJudge(command_judge(argv))
     call = call_judge(judge, hostile_request(case), run_id="r", timing=CallTiming(deadline_s=60))
     assert (call.status, call.winner, call.rationale) == (
         CallStatus.JUDGED,
