@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from tasks.gate._decision import (
         GateDecision as GateDecision,
         GateOutcome as GateOutcome,
+        GatePlan as GatePlan,
         decide_gate as decide_gate,
         gate_of_rows as gate_of_rows,
     )

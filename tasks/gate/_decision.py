@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
@@ -247,33 +248,42 @@ def _inconclusive_text(score: GateBounds, repro: GateBounds, thresholds: GateThr
     return "; ".join(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class GatePlan:
+    """The cases a gate is decided over: how many the plan holds, in what order, how far it got."""
+
+    planned: int
+    """Cases the plan holds."""
+    order: Sequence[str]
+    """The run's seeded random order of its planned cases."""
+    evaluated: int | None = None
+    """The first ``evaluated`` of ``order`` were evaluated (a case among them without a verdict
+    or a reproduction counts as missing); ``None``: the cases of ``order`` with any result."""
+
+
 def decide_gate(
+    plan: GatePlan,
     *,
-    planned_cases: int,
-    order: Sequence[str],
     verdicts: Mapping[str, VerdictSamples],
     baseline_repro: Mapping[str, ReproSamples],
     candidate_repro: Mapping[str, ReproSamples],
     judge_degraded: bool,
     thresholds: GateThresholds,
-    evaluated: int | None = None,
     split_ties: Collection[str | tuple[str, int]] = (),
 ) -> GateDecision:
     """The gate from the run's evidence, in order: failures to review, regression, pass, inconclusive.
 
-    ``order`` is the run's seeded random order of its planned cases, and the
-    first ``evaluated`` of them were evaluated (a case among them without a
-    verdict or a reproduction counts as missing). ``None``: the cases of
-    ``order`` that have any result. ``split_ties`` are cases (or ``(case, sample)``)
-    whose tie comes only from the judge's calls splitting between the sides:
-    unjudged for the gate. A case's value may be one per agent sample: the
-    case stays the unit (its mean over samples).
+    ``plan`` names the cases evaluated, in the run's order. ``split_ties`` are
+    cases (or ``(case, sample)``) whose tie comes only from the judge's calls
+    splitting between the sides: unjudged for the gate. A case's value may be
+    one per agent sample: the case stays the unit (its mean over samples).
     """
+    planned_cases = plan.planned
     if planned_cases == 0:
         return _decide(
             GateOutcome.NOTHING_TO_EVALUATE, "Nothing to evaluate: the plan selects no case."
         )
-    ev = Evidence(order, verdicts, baseline_repro, candidate_repro, evaluated, split_ties)
+    ev = Evidence(plan.order, verdicts, baseline_repro, candidate_repro, plan.evaluated, split_ties)
     seqs = ev.sequences()
     score_b = _bounds(
         ev.score, seqs.score_low, seqs.score_high, planned_cases, thresholds, form=WITH_REPLACEMENT
@@ -336,16 +346,14 @@ def decide_gate(
 
 
 def gate_of_rows(
+    plan: GatePlan,
     *,
-    planned_cases: int,
-    order: Sequence[str],
     verdicts: Sequence[Verdict],
     reproductions: Sequence[Reproduction],
     baseline: str,
     candidate: str,
     judge_degraded: bool,
     thresholds: GateThresholds,
-    evaluated: int | None,
 ) -> GateDecision:
     """The gate from a run's verdict and reproduction rows (after each batch, and at the end)."""
 
@@ -355,13 +363,11 @@ def gate_of_rows(
         )
 
     return decide_gate(
-        planned_cases=planned_cases,
-        order=order,
+        plan,
         verdicts=verdict_samples(verdicts),
         baseline_repro=outcomes(baseline),
         candidate_repro=outcomes(candidate),
         judge_degraded=judge_degraded,
         thresholds=thresholds,
-        evaluated=evaluated,
         split_ties=[(v.case_id, v.sample) for v in verdicts if v.reason == SPLIT_TIE],
     )

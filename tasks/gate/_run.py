@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tasks.gate._decision import GateDecision, gate_of_rows
+from tasks.gate._decision import GateDecision, GatePlan, gate_of_rows
 from tasks.gate._settings import GateThresholds
 
 if TYPE_CHECKING:
@@ -39,13 +39,11 @@ def gate_of_run(evidence: RunEvidence, thresholds: GateThresholds) -> GateDecisi
     """The gate from every verdict and reproduction the stages found; the review failed when
     any score stage's judge was degraded (its circuit breaker opened)."""
     return gate_of_rows(
-        planned_cases=evidence.planned,
-        order=evidence.order,
+        GatePlan(evidence.planned, evidence.order, evidence.evaluated),
         verdicts=[v for s in evidence.scores for v in s.verdicts],
         reproductions=[r for f in evidence.flakes for r in f.reproductions],
         baseline=evidence.baseline,
         candidate=evidence.candidate,
         judge_degraded=any(s.health.degraded for s in evidence.scores),
         thresholds=thresholds,
-        evaluated=evidence.evaluated,
     )

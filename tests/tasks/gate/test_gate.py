@@ -14,6 +14,7 @@ from bughunt.models import ReproOutcome, Strategy, VerdictOutcome
 from tasks.gate import (
     GateDecision,
     GateOutcome,
+    GatePlan,
     GateThresholds,
     decide_gate,
     load_gate_thresholds,
@@ -89,8 +90,7 @@ def gate(seed: int = 0, **kw: Unpack[GateArgs]) -> GateDecision:
     order = cases(n)
     random.Random(seed).shuffle(order)
     return decide_gate(
-        planned_cases=n,
-        order=order,
+        GatePlan(n, order),
         verdicts=v,
         baseline_repro=kw.get("baseline_repro", same(n)),
         candidate_repro=kw.get("candidate_repro", same(n)),
@@ -123,8 +123,7 @@ def test_ties_from_split_calls_are_no_evidence() -> None:
     assert gate(verdicts=v).outcome is GateOutcome.PASS
     ties = [c for c, o in v.items() if o is T]
     d = decide_gate(
-        planned_cases=40,
-        order=cases(40),
+        GatePlan(40, cases(40)),
         verdicts=v,
         baseline_repro=same(40),
         candidate_repro=same(40),
@@ -136,8 +135,7 @@ def test_ties_from_split_calls_are_no_evidence() -> None:
     assert "15 of them tied only because the judge's calls split" in d.message
     everything = dict.fromkeys(cases(60), T)
     d = decide_gate(
-        planned_cases=60,
-        order=cases(60),
+        GatePlan(60, cases(60)),
         verdicts=everything,
         baseline_repro=same(60),
         candidate_repro=same(60),

@@ -11,6 +11,7 @@ import pytest
 from bughunt.models import Reproduction, ReproOutcome, Strategy, Verdict, VerdictOutcome
 from tasks.gate import (
     GateDecision,
+    GatePlan,
     GateThresholds,
     decide_gate,
     gate_of_rows,
@@ -47,8 +48,7 @@ def gate(
     unless given."""
     order = sorted(verdicts)
     return decide_gate(
-        planned_cases=len(order),
-        order=order,
+        GatePlan(len(order), order),
         verdicts=verdicts,
         baseline_repro=baseline if baseline is not None else dict.fromkeys(order, R),
         candidate_repro=candidate if candidate is not None else dict.fromkeys(order, R),
@@ -221,19 +221,16 @@ def test_gate_of_rows_groups_samples_by_case() -> None:
     rng.shuffle(verdicts)
     rng.shuffle(reproductions)
     d = gate_of_rows(
-        planned_cases=24,
-        order=order,
+        GatePlan(24, order),
         verdicts=verdicts,
         reproductions=reproductions,
         baseline="base",
         candidate="cand",
         judge_degraded=False,
         thresholds=OPEN,
-        evaluated=None,
     )
     expected = decide_gate(
-        planned_cases=24,
-        order=order,
+        GatePlan(24, order),
         verdicts=wanted,
         baseline_repro={c: [R] for c in order},
         candidate_repro=cand,
