@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from bughunt.models import (
@@ -175,6 +176,69 @@ def _known_sum(values: Sequence[_N | None]) -> _N | None:
     return sum(known) if known else None
 
 
+_Key = tuple[str, str, int]
+"""A pair's case id, agent version and sample."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """What one version shows in a case row."""
+
+    status: ReproOutcome
+    reason: str | None
+    title: str | None
+    transcript: str | None
+    outputs: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """What the run holds per pair key: its reproduction, its report's title, whether its
+    transcript was kept and whether its test ran."""
+
+    repro: dict[_Key, Reproduction]
+    titles: dict[_Key, str]
+    traced: set[_Key]
+    executed: set[_Key]
+    keys: set[_Key]
+
+    def own(self, key: _Key) -> _Key:
+        """The key of this sample, or of the version's only sample (a replay agent); a sample
+        missing from a sampled version stays missing."""
+        case_id, agent, _ = key
+        only = {k[2] for k in self.keys if k[:2] == (case_id, agent)} == {0}
+        return key if key in self.keys or not only else (case_id, agent, 0)
+
+    def side(self, key: _Key) -> _Side:
+        """The version's outcome, title and files at ``key`` (its only sample's, for a replay
+        agent); a pair that never ran is an error, "not run"."""
+        own = self.own(key)
+        r = self.repro.get(own)
+        return _Side(
+            status=r.outcome if r else ReproOutcome.ERROR,
+            reason=r.reason if r else "not run",
+            title=self.titles.get(own),
+            transcript=transcript_path(*own) if own in self.traced else None,
+            outputs=outputs_path(*own) if own in self.executed else None,
+        )
+
+
+def _index_pairs(reproductions: Sequence[Reproduction], sandbox: SandboxResult | None) -> _Pairs:
+    """The run's pairs by key, from the reproductions and the sandbox's pairs (none without it)."""
+    repro = {(r.case_id, r.agent_version, r.sample): r for r in reproductions}
+    pairs = sandbox.pairs if sandbox is not None else []
+    titles = {(p.case_id, p.agent_version, p.sample): p.report.title for p in pairs if p.report}
+    traced = {(p.case_id, p.agent_version, p.sample) for p in pairs if p.transcript is not None}
+    executed = {(p.case_id, p.agent_version, p.sample) for p in pairs if p.observations}
+    return _Pairs(repro, titles, traced, executed, keys={*repro, *titles, *traced, *executed})
+
+
+def _sample_count(keys: set[_Key], verdicts: Sequence[Verdict]) -> int:
+    """Samples per case: the most any pair or verdict shows, at least one."""
+    samples = 1 + max((k[2] for k in keys), default=0)
+    return max(samples, 1 + max((v.sample for v in verdicts), default=0))
+
+
 def case_rows(
     case_ids: Sequence[str],
     categories: Mapping[str, BugCategory | None],
@@ -187,63 +251,31 @@ def case_rows(
     """One row per planned case (per case and agent sample, with several samples): both
     versions' outcomes and titles, and the verdict. A version with one sample (a replay
     agent) shows it in every sample's row."""
-    repro = {(r.case_id, r.agent_version, r.sample): r for r in reproductions}
-    titles = {}
-    traced: set[tuple[str, str, int]] = set()
-    executed: set[tuple[str, str, int]] = set()
-    if sandbox is not None:
-        titles = {
-            (p.case_id, p.agent_version, p.sample): p.report.title
-            for p in sandbox.pairs
-            if p.report
-        }
-        traced = {
-            (p.case_id, p.agent_version, p.sample)
-            for p in sandbox.pairs
-            if p.transcript is not None
-        }
-        executed = {(p.case_id, p.agent_version, p.sample) for p in sandbox.pairs if p.observations}
+    pairs = _index_pairs(reproductions, sandbox)
     verdict = {(v.case_id, v.sample): v for v in verdicts}
-    keys = {*repro, *titles, *traced, *executed}
-    samples = 1 + max((k[2] for k in keys), default=0)
-    samples = max(samples, 1 + max((v.sample for v in verdicts), default=0))
-
-    def own(key: tuple[str, str, int]) -> tuple[str, str, int]:
-        """The key of this sample, or of the version's only sample (a replay agent); a sample
-        missing from a sampled version stays missing."""
-        case_id, agent, _ = key
-        only = {k[2] for k in keys if k[:2] == (case_id, agent)} == {0}
-        return key if key in keys or not only else (case_id, agent, 0)
-
-    def transcript(key: tuple[str, str, int]) -> str | None:
-        return transcript_path(*own(key)) if own(key) in traced else None
-
-    def outputs(key: tuple[str, str, int]) -> str | None:
-        return outputs_path(*own(key)) if own(key) in executed else None
-
+    samples = _sample_count(pairs.keys, verdicts)
     rows = []
     for case_id, sample in ((c, s) for c in case_ids for s in range(samples)):
-        bk, ck = own((case_id, baseline, sample)), own((case_id, candidate, sample))
-        b, c = repro.get(bk), repro.get(ck)
+        b, c = pairs.side((case_id, baseline, sample)), pairs.side((case_id, candidate, sample))
         v = verdict.get((case_id, sample))
         rows.append(
             CaseRow(
                 case_id=case_id,
                 sample=sample if samples > 1 else None,
                 category=categories.get(case_id),
-                baseline_status=b.outcome if b else ReproOutcome.ERROR,
-                baseline_reason=b.reason if b else "not run",
-                candidate_status=c.outcome if c else ReproOutcome.ERROR,
-                candidate_reason=c.reason if c else "not run",
-                baseline_title=titles.get(bk),
-                candidate_title=titles.get(ck),
+                baseline_status=b.status,
+                baseline_reason=b.reason,
+                candidate_status=c.status,
+                candidate_reason=c.reason,
+                baseline_title=b.title,
+                candidate_title=c.title,
                 verdict=v.outcome.value if v else "unscored",
                 verdict_reason=(v.reason if v else "not judged in this run"),
                 verdict_rationale=v.rationale if v else None,
-                baseline_transcript=transcript(bk),
-                candidate_transcript=transcript(ck),
-                baseline_outputs=outputs(bk),
-                candidate_outputs=outputs(ck),
+                baseline_transcript=b.transcript,
+                candidate_transcript=c.transcript,
+                baseline_outputs=b.outputs,
+                candidate_outputs=c.outputs,
             )
         )
     return rows
