@@ -29,6 +29,8 @@ if TYPE_CHECKING:
         CaseClassification as CaseClassification,
         ClassifyResult as ClassifyResult,
         FileSummary as FileSummary,
+        PatchLimits as PatchLimits,
+        Reuse as Reuse,
         classify_case as classify_case,
         classify_corpus as classify_corpus,
         plan_for_changed as plan_for_changed,

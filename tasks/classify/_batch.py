@@ -7,6 +7,7 @@ data in, plain data out, no ledger, no Prefect import.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,19 @@ from tasks.classify._impact import (
 from tasks.classify._rules import Evidence, categorize
 from tasks.classify._target import check_target_tree
 from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S, validate_patch
+
+
+@dataclass(frozen=True, slots=True)
+class PatchLimits:
+    """How far a case's patch is checked: its size, and how long ``git apply --check`` may take."""
+
+    max_bytes: int = DEFAULT_MAX_PATCH_BYTES
+    """A patch over this many bytes is rejected unread."""
+    apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S
+    """Seconds ``git apply --check`` may take."""
+
+
+DEFAULT_PATCH_LIMITS = PatchLimits()
 
 
 class FileSummary(BaseModel):
@@ -149,8 +163,7 @@ def classify_case(
     *,
     corpus_root: Path,
     target: Path,
-    max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
-    apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
+    limits: PatchLimits = DEFAULT_PATCH_LIMITS,
 ) -> CaseClassification | RejectedCase:
     """Validate one case's patch against ``target`` and label it; a bad patch is returned rejected.
 
@@ -163,7 +176,11 @@ def classify_case(
         file = case.patch_path.as_posix()
     try:
         patch = validate_patch(
-            case.patch, target, file=file, max_bytes=max_patch_bytes, apply_timeout=apply_timeout
+            case.patch,
+            target,
+            file=file,
+            max_bytes=limits.max_bytes,
+            apply_timeout=limits.apply_timeout,
         )
     except InputError as exc:
         return RejectedCase(
@@ -259,16 +276,24 @@ def _target_errors(corpus: Corpus) -> dict[str, InputError]:
     return errors
 
 
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """What a classify run may take from earlier runs instead of validating a case again."""
+
+    keys: Mapping[str, str]
+    """Case id → classify key (kept in the result)."""
+    earlier: Mapping[str, CaseClassification | RejectedCase]
+    """Classify key → an earlier result for the same case id."""
+
+
 def classify_corpus(
     corpus: Corpus,
     pr_diff: bytes | None = None,
     *,
     impact: ImpactConfig | None = None,
     repo_root: Path | None = None,
-    max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
-    apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
-    keys: Mapping[str, str] | None = None,
-    reuse: Mapping[str, CaseClassification | RejectedCase] | None = None,
+    limits: PatchLimits = DEFAULT_PATCH_LIMITS,
+    reuse: Reuse | None = None,
     changed: Iterable[str] | None = None,
 ) -> ClassifyResult:
     """Validate and label every case of ``corpus`` and plan the run, in one call.
@@ -280,10 +305,10 @@ def classify_corpus(
     symlink (``tasks/classify/_target.py``) is checked first, once: then every
     case on that target is rejected with that reason, naming the link and where it points,
     before anything else is done with it (the plan and the loader's
-    rejections are kept, nothing is planned). ``keys`` (case id →
-    classify key) are kept in the result; a case whose key is in ``reuse``
-    (key → an earlier result for the same case id) takes that result instead
-    of being validated again. Raises :class:`InputError` only for a broken PR
+    rejections are kept, nothing is planned). ``reuse.keys`` (case id →
+    classify key) are kept in the result; a case whose key is in
+    ``reuse.earlier`` (key → an earlier result for the same case id) takes that
+    result instead of being validated again. Raises :class:`InputError` only for a broken PR
     diff or impact config (see :func:`plan_for_diff`), and
     :class:`~bughunt.errors.TerminalError` when ``git`` is missing.
     """
@@ -295,7 +320,8 @@ def classify_corpus(
         plan = full_plan("no PR diff: every case, every stage")
     labelled: list[CaseClassification] = []
     rejected = list(corpus.rejected)
-    keys = dict(keys or {})
+    keys = dict(reuse.keys) if reuse is not None else {}
+    earlier_results = reuse.earlier if reuse is not None else {}
     classified = reused = 0
     bad_targets = _target_errors(corpus)
     for case in corpus.cases:
@@ -313,7 +339,7 @@ def classify_corpus(
             classified += 1
             continue
         key = keys.get(case.case_id)
-        earlier = reuse.get(key) if reuse is not None and key is not None else None
+        earlier = earlier_results.get(key) if key is not None else None
         if earlier is not None and earlier.case_id == case.case_id:
             result: CaseClassification | RejectedCase = earlier
             reused += 1
@@ -322,8 +348,7 @@ def classify_corpus(
                 case,
                 corpus_root=corpus.root,
                 target=target,
-                max_patch_bytes=max_patch_bytes,
-                apply_timeout=apply_timeout,
+                limits=limits,
             )
             classified += 1
         if isinstance(result, CaseClassification):

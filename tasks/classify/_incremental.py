@@ -40,9 +40,15 @@ from corpus import (
     hash_cache_at,
 )
 from ledger import Ledger
-from tasks.classify._batch import CaseClassification, ClassifyResult, classify_corpus
+from tasks.classify._batch import (
+    DEFAULT_PATCH_LIMITS,
+    CaseClassification,
+    ClassifyResult,
+    PatchLimits,
+    Reuse,
+    classify_corpus,
+)
 from tasks.classify._impact import ImpactConfig
-from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S
 
 Reusable = CaseClassification | RejectedCase
 """What a case's classification is: labelled, or rejected by validation."""
@@ -139,8 +145,7 @@ def classify_incremental(
     previous: Mapping[str, Reusable],
     cache_path: str | os.PathLike[str] | None = None,
     *,
-    max_patch_bytes: int = DEFAULT_MAX_PATCH_BYTES,
-    apply_timeout: float = DEFAULT_APPLY_TIMEOUT_S,
+    limits: PatchLimits = DEFAULT_PATCH_LIMITS,
     impact: ImpactConfig | None = None,
 ) -> ClassifyResult:
     """:func:`classify_corpus`, reusing ``previous`` results whose classify key is unchanged.
@@ -151,13 +156,11 @@ def classify_incremental(
     The result's ``classified`` and ``reused`` count the two kinds of case.
     """
     with hash_cache_at(cache_path) as cache:
-        keys = classify_keys(corpus, cache, max_patch_bytes=max_patch_bytes)
+        keys = classify_keys(corpus, cache, max_patch_bytes=limits.max_bytes)
     return classify_corpus(
         corpus,
         changed=changed,
-        max_patch_bytes=max_patch_bytes,
-        apply_timeout=apply_timeout,
+        limits=limits,
         impact=impact,
-        reuse=previous,
-        keys=keys,
+        reuse=Reuse(keys, previous),
     )
