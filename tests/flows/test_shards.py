@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -127,12 +128,25 @@ def test_score_shards_answer_from_the_cache_the_flow_hands_them(
     corpus = mini_corpus(tmp_path / "c", CASES)
     store = Ledger(tmp_path / "l.duckdb")
     first = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-one", shard_size=1))
-    import tasks.score._stage as stage
+    import tasks.score
+    import tasks.score._entry as entry
+    import tasks.score.judge_cache._lookup as lookup
 
-    def no_ledger(ledger: Any) -> Any:
-        raise AssertionError("a score stage read the ledger")
+    real_stage, real_read, scoring = tasks.score.score_stage, lookup._read, threading.local()
 
-    monkeypatch.setattr(stage, "ledger_lookup", no_ledger)
+    def stage(*args: Any, **kw: Any) -> Any:
+        scoring.active = True  # in the thread the stage runs in
+        try:
+            return real_stage(*args, **kw)
+        finally:
+            scoring.active = False
+
+    def read(*args: Any, **kw: Any) -> Any:
+        assert not getattr(scoring, "active", False), "a score stage read the ledger"
+        return real_read(*args, **kw)
+
+    monkeypatch.setattr(entry, "score_stage", stage)
+    monkeypatch.setattr(lookup, "_read", read)
     second = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-two", shard_size=1))
     calls = store.query(
         "SELECT run_id, count(*) AS n, count(*) FILTER (WHERE cached) AS hits FROM judge_calls "

@@ -56,7 +56,7 @@ ANY = "any"
 # rewrites. pid and container age depend on the machine: only "not
 # reproduced" is asked of them. warm_pool_timing is aimed at the sandbox
 # itself: a timing channel through containers started ahead of need, which
-# it found (they are now started on demand); rewrite_evasion turns its failed
+# it would find if they were; rewrite_evasion turns its failed
 # rewrite check into errors, which count as not reproduced.
 EXPECTED: dict[str, str] = {
     "workdir": PASSES_ON_BUGGY,

@@ -162,7 +162,7 @@ def test_verify_answers_an_unusable_report_before_asking_the_engine(
     import tasks.sandbox._stage_engine as stage_engine
     from tasks.sandbox import verify_report
 
-    def no_engine(*args: object, **kwargs: object) -> None:
+    def no_engine(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the engine was asked for something")
 
     monkeypatch.setattr(stage_engine, "connect", no_engine)
