@@ -22,6 +22,7 @@ from tasks.sandbox import (
     TEST_FILE,
     Files,
     PairResult,
+    SandboxCases,
     SandboxResult,
     SandboxSettings,
     apply_patch,
@@ -70,9 +71,8 @@ class Executions:
             if ids:
                 run_sandbox(
                     self.corpus,
-                    case_ids=ids,
+                    cases=SandboxCases(ids=ids, hashes={}),
                     agents=[agent],
-                    case_hashes={},
                     run_id=run_id,
                     settings=self.settings,
                 )
@@ -94,7 +94,11 @@ def demo_executions(repeats: int, workers: int, cases: int | None = None) -> Exe
     ids = sorted(c.case_id for c in corpus.cases)[:cases]
     start = time.perf_counter()
     first = run_sandbox(
-        corpus, case_ids=ids, agents=agents, case_hashes={}, run_id="bench-stage", settings=settings
+        corpus,
+        cases=SandboxCases(ids=ids, hashes={}),
+        agents=agents,
+        run_id="bench-stage",
+        settings=settings,
     )
     first_s = time.perf_counter() - start
     kept = [p for p in first.pairs if p.report is not None and p.observations and not hangs(p)]

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     )
     from tasks.sandbox._environments import (
         EnvironmentBuild as EnvironmentBuild,
+        EnvironmentOwner as EnvironmentOwner,
         corpus_images as corpus_images,
         ensure_corpus_images as ensure_corpus_images,
         ensure_environment as ensure_environment,
@@ -56,7 +57,11 @@ if TYPE_CHECKING:
         SandboxImageError as SandboxImageError,
         SandboxUnavailable as SandboxUnavailable,
     )
-    from tasks.sandbox._executor import Executor as Executor, run_once as run_once
+    from tasks.sandbox._executor import (
+        ContainerSpec as ContainerSpec,
+        Executor as Executor,
+        run_once as run_once,
+    )
     from tasks.sandbox._gateway import gateway_image as gateway_image
     from tasks.sandbox._image import ImageBuild as ImageBuild, ensure_image as ensure_image
     from tasks.sandbox._pool import map_bounded as map_bounded
@@ -93,7 +98,7 @@ if TYPE_CHECKING:
         suite_signature as suite_signature,
     )
     from tasks.sandbox._settings import SandboxSettings as SandboxSettings
-    from tasks.sandbox._stage import run_sandbox as run_sandbox
+    from tasks.sandbox._stage import SandboxCases as SandboxCases, run_sandbox as run_sandbox
     from tasks.sandbox._sweep import (
         Swept as Swept,
         claim_and_sweep as claim_and_sweep,

@@ -27,7 +27,7 @@ from gateway.secrets import Scrubber
 from tasks.sandbox._container import ExecResult, Limits, MiB
 from tasks.sandbox._errors import SandboxRequestError
 from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import PRELUDE, Gateway
+from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._trees import Files, prefixed, read_tree
 
 AGENT_OUTPUT_CAP = 1024 * 1024
@@ -130,17 +130,39 @@ class AgentExecution:
     """Its gateway's request log (``gateway/gateway.py``), scrubbed; empty without a network."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class AgentCase:
+    """What an agent is given of one case."""
+
+    case_id: str
+    """The case's id."""
+    buggy: Files
+    """The buggy tree as the agent sees it (the oracle held out)."""
+    info: dict[str, object]
+    """What ``case.json`` holds."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AgentContainer:
+    """How the run's agent containers are made."""
+
+    run_id: str
+    """The run the containers belong to."""
+    image: str | None
+    """The agent's image (default: the sandbox image)."""
+    timeout_s: float
+    """The run's deadline of one execution (the agent's own ``timeout_s`` wins)."""
+    limits: Limits
+    """The run's limits (the agent's own ``memory_mb`` and ``cpus`` win)."""
+    client: object | None = None
+    """The engine (default: :func:`~tasks.sandbox._engine.connect`'s)."""
+
+
 def run_agent(
     agent: AgentVersion,
+    case: AgentCase,
+    container: AgentContainer,
     *,
-    case_id: str,
-    buggy: Files,
-    case: dict[str, object],
-    run_id: str,
-    image: str | None,
-    timeout_s: float,
-    limits: Limits,
-    client: object | None = None,
     secrets: Mapping[str, str] | None = None,
     scrubber: Scrubber | None = None,
     gateway: Gateway | None = None,
@@ -150,9 +172,9 @@ def run_agent(
     The agent starts in ``/work`` holding ``agent/`` (its folder), ``tree/``
     (the buggy tree) and ``case.json``, and writes its report to
     ``$BUGHUNT_REPORT``. A missing, oversized or malformed report is the
-    case's bad input, with the reason. ``timeout_s`` and ``limits`` are the
-    run's; the agent's own ``timeout_s``, ``memory_mb`` and ``cpus`` win
-    (:func:`agent_deadline`, :func:`agent_limits`).
+    case's bad input, with the reason. ``container``'s ``timeout_s`` and
+    ``limits`` are the run's; the agent's own ``timeout_s``, ``memory_mb`` and
+    ``cpus`` win (:func:`agent_deadline`, :func:`agent_limits`).
 
     ``secrets`` (this agent's ``env``, ``corpus.agent_secrets``) are set in
     this container only. Every text field of the report, the reason, the
@@ -166,8 +188,8 @@ def run_agent(
     """
     assert agent.mode is AgentMode.COMMAND and agent.command
     scrub = (scrubber or Scrubber()).including(secrets or {})
-    caps = agent_limits(agent, limits)
-    deadline_s = agent_deadline(agent, timeout_s)
+    caps = agent_limits(agent, container.limits)
+    deadline_s = agent_deadline(agent, container.timeout_s)
     if agent.network is not None and gateway is None:
         raise SandboxRequestError(
             f"agent {agent.name} has a network table but its run started no gateway"
@@ -176,24 +198,22 @@ def run_agent(
         access = stack.enter_context(gateway.execution()) if gateway is not None else None
         executor = stack.enter_context(
             Executor(
-                run_id=run_id,
-                image=agent.image or image,
+                run_id=container.run_id,
+                image=agent.image or container.image,
                 limits=caps,
                 network=False,  # no interface at all: the gateway's socket is the one way out
                 env={**(secrets or {}), **(access.env if access else {}), **_AGENT_ENV},
-                client=client,
-                main=access.main_command() if access else None,
-                volumes=access.volumes() if access else None,
-                prelude=PRELUDE if access else "",
+                client=container.client,
+                link=access.link() if access else None,
             )
         )
         result = executor.run(
             agent.command,
-            workspace=agent_workspace(agent, buggy, case),
+            workspace=agent_workspace(agent, case.buggy, case.info),
             timeout_s=deadline_s,
             collect=REPORT_PATH,
         )
-    got = _read_back(result, agent=agent, case_id=case_id, deadline_s=deadline_s, scrub=scrub)
+    got = _read_back(result, agent=agent, case_id=case.case_id, deadline_s=deadline_s, scrub=scrub)
     return AgentExecution(
         got=scrub.scrub(got) if isinstance(got, str) else scrub.scrub_model(got),
         seconds=result.duration_s,

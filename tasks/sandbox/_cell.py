@@ -66,7 +66,7 @@ from tasks.sandbox._container import (
     remove_quietly,
 )
 from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._executor import Executor, _result
+from tasks.sandbox._executor import Executor
 from tasks.sandbox._pool import on_dask_worker
 from tasks.sandbox._recipe import RECIPE
 from tasks.sandbox._seccomp import cell_profile
@@ -390,7 +390,7 @@ class CellExecutor(Executor):
         try:
             finished, capture, duration = self._pump(exec_id, sock, payload, deadline_s)
             if not finished:  # even the in-namespace deadline did not end it
-                return _result(None, True, False, duration, capture, deadline_s, self.limits)
+                return self._result(None, True, False, duration, capture, deadline_s)
             text, status = read_status(capture.text(), nonce)
             if status is None:
                 raise SandboxEngineError("the sandbox cell ended without its status line")
@@ -402,9 +402,7 @@ class CellExecutor(Executor):
             reusable = True
             timed_out = exit_code in (124, 137) and duration >= deadline_s
             oom = exit_code == 137 and not timed_out and oom_kills > 0
-            return _result(
-                exit_code, timed_out, oom, duration, capture, deadline_s, self.limits, text=text
-            )
+            return self._result(exit_code, timed_out, oom, duration, capture, deadline_s, text=text)
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:

@@ -137,12 +137,10 @@ def container_config(
     network: bool,
     env: Mapping[str, str] | None,
     mode: str,
-    volumes: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments of ``containers.create`` for a hardened sandbox container.
-
-    ``volumes`` (bind mounts) is only for an agent's gateway folder
-    (``_gateway``): workspaces never travel that way.
+    """Keyword arguments of ``containers.create`` for a hardened sandbox container, without
+    bind mounts: a caller adds ``volumes`` only for a gateway's folder (``_gateway``, an
+    agent's :class:`~tasks.sandbox._executor.GatewayLink`); workspaces never travel that way.
     """
     environment = {key: value for key, value in RECIPE.env}
     for key, value in (env or {}).items():
@@ -184,8 +182,6 @@ def container_config(
     }
     if not network:
         config["network_mode"] = "none"
-    if volumes:
-        config["volumes"] = {host: dict(spec) for host, spec in volumes.items()}
     return config
 
 

@@ -18,7 +18,7 @@ from tasks.classify import ClassifyResult
 from tasks.hash_corpus import HashResult
 from tasks.sandbox._result import SandboxResult
 from tasks.sandbox._settings import SandboxSettings
-from tasks.sandbox._stage import run_sandbox
+from tasks.sandbox._stage import SandboxCases, run_sandbox
 
 
 class SandboxInputs(StageInputs):
@@ -92,13 +92,15 @@ def run(
         check_corpus_content(inputs.corpus, inputs.corpus_content)
     return run_sandbox(
         inputs.corpus,
-        case_ids=(inputs.classify.planned_case_ids if inputs.case_ids is None else inputs.case_ids),
+        cases=SandboxCases(
+            ids=inputs.classify.planned_case_ids if inputs.case_ids is None else inputs.case_ids,
+            hashes=inputs.hashed.hashes(),
+            known_checks=inputs.known_checks,
+        ),
         agents=inputs.agents,
-        case_hashes=inputs.hashed.hashes(),
         run_id=inputs.run_id,
         settings=settings,
         progress=progress,
-        known_checks=inputs.known_checks,
     )
 
 

@@ -16,9 +16,9 @@ import logging
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 from docker.errors import APIError
@@ -29,6 +29,9 @@ from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
 from tasks.sandbox._fetch import PIP_WHEEL_PACKAGE, Apt, Requirements, pip_download, pip_index
 from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tasks.sandbox._recipe import RECIPE
+
+if TYPE_CHECKING:
+    from tasks.sandbox._environments import EnvironmentRecipe
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -73,10 +76,12 @@ cd / && rm -rf {_STAGING}
 
 
 class EnvironmentBuilder:
-    """One environment image build: fetch on the host, install in a container, commit as ``tag``.
+    """One environment image build: fetch on the host, install in a container, commit as
+    ``recipe.tag``.
 
-    ``requirements`` are the checked pins and the file they were read from
-    (never handed to pip); ``recipe`` is what the image's label records;
+    ``recipe`` names the image, its Debian packages and what the image's
+    label records; ``requirements`` are the checked pins and the file they
+    were read from (never handed to pip);
     ``base`` the base image's inspection (its id, architecture and config);
     ``agent`` and ``where`` (the config field) name the build in its errors.
     """
@@ -85,15 +90,14 @@ class EnvironmentBuilder:
         self,
         client: Any,
         *,
-        tag: str,
-        recipe: Mapping[str, Any],
-        debian: Sequence[str],
+        recipe: EnvironmentRecipe,
         requirements: Requirements | None,
         base: Mapping[str, Any],
         agent: str,
         where: str,
     ) -> None:
-        self.client, self.tag, self.recipe, self.debian = client, tag, recipe, list(debian)
+        self.client, self.tag, self.recipe = client, recipe.tag, recipe.as_json()
+        self.debian = list(recipe.debian)
         self.requirements, self.base, self.agent, self.where = requirements, base, agent, where
 
     def run(self, labels: Mapping[str, str]) -> tuple[int, int]:

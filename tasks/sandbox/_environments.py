@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import requests
 from docker.errors import APIError, ImageNotFound
@@ -127,17 +127,27 @@ class EnvironmentBuild:
     """Wheels installed by this build."""
 
 
+@dataclass(frozen=True, slots=True)
+class EnvironmentOwner:
+    """Whose environment an image is, as its errors and progress lines name it."""
+
+    name: str = "-"
+    """The agent's (or target's) name; ``-`` names none."""
+    kind: Literal["agent", "target"] = "agent"
+    """What ``name`` names."""
+    where: str = "environment"
+    """The environment's field in the configuration."""
+
+
 def ensure_environment(
     env: AgentEnvironment,
     *,
     corpus_root: Path,
     client: Any | None = None,
     base: str | None = None,
-    agent: str = "-",
-    where: str = "environment",
+    owner: EnvironmentOwner = EnvironmentOwner(),
     labels: Mapping[str, str] | None = None,
     progress: Callable[[str], None] | None = None,
-    kind: str = "agent",
 ) -> EnvironmentBuild:
     """The image of ``env`` FROM ``base`` (default: the sandbox image, built if missing).
 
@@ -147,11 +157,11 @@ def ensure_environment(
     to the recipe). ``progress`` is told one line when a build starts and
     one when it ends. Bad input — a bad name, a requirement without hash, a
     Debian package or wheel that does not exist — is an :class:`InputError`
-    naming ``where``'s field, raised before any container is created; a
-    build that fails :class:`SandboxImageError` naming ``agent``, the field
-    and the last lines of its output. ``kind`` is what ``agent`` names: an
-    agent, or a target.
+    naming ``owner.where``'s field, raised before any container is created; a
+    build that fails :class:`SandboxImageError` naming the owner, the field
+    and the last lines of its output.
     """
+    agent, kind, where = owner.name, owner.kind, owner.where
     with _naming(agent, kind):
         recipe, requirements = environment_recipe(
             env, corpus_root=corpus_root, base=base, where=where
@@ -176,9 +186,7 @@ def ensure_environment(
         )
         build = EnvironmentBuilder(
             client,
-            tag=tag,
-            recipe=recipe.as_json(),
-            debian=recipe.debian,
+            recipe=recipe,
             requirements=requirements,
             base=base_attrs,
             agent=f"{kind} {agent}",
@@ -361,9 +369,7 @@ def ensure_corpus_images(
                 corpus_root=corpus.root,
                 client=client,
                 base=base,
-                agent=target.name,
-                kind="target",
-                where=where,
+                owner=EnvironmentOwner(target.name, "target", where),
                 progress=progress,
             )
         except InputError as exc:
@@ -382,7 +388,7 @@ def ensure_corpus_images(
                     corpus_root=corpus.root,
                     client=client,
                     base=built.tag,
-                    agent=agent.name,
+                    owner=EnvironmentOwner(agent.name),
                     progress=progress,
                 )
             else:
@@ -395,8 +401,7 @@ def ensure_corpus_images(
             corpus_root=corpus.root,
             client=client,
             base=base,
-            agent=agent.name,
-            where=where,
+            owner=EnvironmentOwner(agent.name, where=where),
             progress=progress,
         )
     return RunImages(builds, failed)

@@ -152,6 +152,18 @@ class _Remover:
             self._thread.join()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class GatewayLink:
+    """An agent's way to its gateway (``_gateway``) from each of its execution containers."""
+
+    main: Sequence[str]
+    """The container's main process (the loopback forwarder to the gateway's sockets)."""
+    volumes: Mapping[str, Mapping[str, str]]
+    """Its bind mounts: the execution's folder of the gateway."""
+    prelude: str
+    """Shell run before each command (trusted text, never from a corpus)."""
+
+
 class Executor:
     """Runs commands, each over a fresh copy of its workspace in a never-used hardened container.
 
@@ -176,28 +188,26 @@ class Executor:
         network: bool = False,
         env: Mapping[str, str] | None = None,
         client: Any | None = None,
-        main: Sequence[str] | None = None,
-        volumes: Mapping[str, Mapping[str, str]] | None = None,
-        prelude: str = "",
+        link: GatewayLink | None = None,
     ) -> None:
-        """``main``, ``volumes`` and ``prelude`` are an agent's way to its gateway (``_gateway``):
-        the container's main process (else ``sleep infinity``), its bind mounts, and shell run
-        before each command (trusted text, never from a corpus)."""
+        """``link`` is an agent's way to its gateway; without one the container's main process
+        is ``sleep infinity``, it has no bind mount and nothing runs before each command."""
         self.run_id = run_id
         self.limits = limits or Limits()
         self.image = image or image_tag()
         self._client = client if client is not None else connect()
         self._config = container_config(
             image=self.image,
-            command=list(main) if main else ["sleep", "infinity"],
+            command=list(link.main) if link and link.main else ["sleep", "infinity"],
             run_id=run_id,
             limits=self.limits,
             network=network,
             env=env,
             mode="execution",
-            volumes=volumes,
         )
-        self._entry = _ENTRY.replace("{prelude}", prelude)
+        if link and link.volumes:
+            self._config["volumes"] = {host: dict(spec) for host, spec in link.volumes.items()}
+        self._entry = _ENTRY.replace("{prelude}", link.prelude if link else "")
         self.containers_started = 0
         """Containers whose first execution started (one per execution here; a cell's, per cell)."""
         self._count_lock = threading.Lock()
@@ -295,18 +305,51 @@ class Executor:
         try:
             finished, capture, duration = self._pump(exec_id, sock, payload, deadline_s)
             if not finished:  # even the in-container deadline did not end it
-                return _result(None, True, False, duration, capture, deadline_s, self.limits)
+                return self._result(None, True, False, duration, capture, deadline_s)
             exit_code = _exit_of(self._client.api, exec_id)
             timed_out = exit_code in (124, 137) and duration >= deadline_s
             oom = exit_code == 137 and not timed_out and self._oom_killed(container)
             collected = self._read(container, collect) if collect else None
-            result = _result(exit_code, timed_out, oom, duration, capture, deadline_s, self.limits)
+            result = self._result(exit_code, timed_out, oom, duration, capture, deadline_s)
             return result if collected is None else _with_collected(result, collected)
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:
             kill_quietly(container)  # nothing of this execution runs on into the next one
             self._remover.put(container)
+
+    def _result(
+        self,
+        exit_code: int | None,
+        timed_out: bool,
+        oom: bool,
+        duration: float,
+        capture: OutputCapture,
+        timeout_s: float,
+        *,
+        text: str | None = None,
+    ) -> ExecResult:
+        """The execution's result; ``text`` replaces the capture's text (a cell's, its status cut)."""
+        text = capture.text() if text is None else text
+        error: str | None = None
+        if timed_out:
+            error = f"timed out: killed after {timeout_s:g} s"
+            exit_code = None
+        elif oom:
+            error = f"out of memory: killed at the {self.limits.memory_bytes // MiB} MiB limit"
+        elif exit_code == UNPACK_FAILED and UNPACK_MARKER in text:
+            error = "the workspace could not be unpacked into the scratch space"
+        elif exit_code is None:
+            error = "the engine reported no exit code for the execution"
+        return ExecResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            oom_killed=oom,
+            duration_s=round(duration, 3),
+            output=text,
+            output_truncated_bytes=capture.cut,
+            error=error,
+        )
 
     def _checked(
         self, command: Sequence[str], workspace: Workspace | bytes | None, timeout_s: float
@@ -393,42 +436,25 @@ def _exit_of(api: Any, exec_id: str) -> int | None:
     return None
 
 
-def _result(
-    exit_code: int | None,
-    timed_out: bool,
-    oom: bool,
-    duration: float,
-    capture: OutputCapture,
-    timeout_s: float,
-    limits: Limits,
-    *,
-    text: str | None = None,
-) -> ExecResult:
-    """The execution's result; ``text`` replaces the capture's text (a cell's, its status cut)."""
-    text = capture.text() if text is None else text
-    error: str | None = None
-    if timed_out:
-        error = f"timed out: killed after {timeout_s:g} s"
-        exit_code = None
-    elif oom:
-        error = f"out of memory: killed at the {limits.memory_bytes // MiB} MiB limit"
-    elif exit_code == UNPACK_FAILED and UNPACK_MARKER in text:
-        error = "the workspace could not be unpacked into the scratch space"
-    elif exit_code is None:
-        error = "the engine reported no exit code for the execution"
-    return ExecResult(
-        exit_code=exit_code,
-        timed_out=timed_out,
-        oom_killed=oom,
-        duration_s=round(duration, 3),
-        output=text,
-        output_truncated_bytes=capture.cut,
-        error=error,
-    )
-
-
 def _with_collected(result: ExecResult, collected: bytes) -> ExecResult:
     return dataclasses.replace(result, collected=collected)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContainerSpec:
+    """How :func:`run_once`'s container is made: its image, limits, network and environment."""
+
+    image: str | None = None
+    """Image tag (default: the sandbox image's)."""
+    limits: Limits | None = None
+    """Resource limits (default: :class:`Limits`'s)."""
+    network: bool = False
+    """Give the container a network interface (default: none at all)."""
+    env: Mapping[str, str] | None = None
+    """Environment variables added to the image's."""
+
+
+DEFAULT_SPEC = ContainerSpec()
 
 
 def run_once(
@@ -436,27 +462,29 @@ def run_once(
     *,
     run_id: str,
     workspace: Workspace | None = None,
-    image: str | None = None,
     timeout_s: float = 60.0,
-    limits: Limits | None = None,
-    network: bool = False,
-    env: Mapping[str, str] | None = None,
+    spec: ContainerSpec = DEFAULT_SPEC,
     client: Any | None = None,
 ) -> ExecResult:
     """Run one command in a fresh hardened container over a copy of ``workspace``, then remove it.
 
-    The command starts in ``/work`` (a tmpfs copy of the workspace). At
-    ``timeout_s`` it is killed, what it printed is kept, and the result says
-    ``timed_out``. Bad input raises :class:`InputError` before any container
+    The command starts in ``/work`` (a tmpfs copy of the workspace) of a
+    container made as ``spec`` says. At ``timeout_s`` it is killed, what it
+    printed is kept, and the result says ``timed_out``. Bad input raises :class:`InputError` before any container
     exists; a missing image :class:`SandboxImageError`; an engine failure
     (after the retries :class:`Executor` makes) :class:`SandboxEngineError`.
     The container is removed whatever happens.
     """
     argv = check_command(command)
     deadline_s = check_timeout(timeout_s)
-    limits = limits or Limits()
+    limits = spec.limits or Limits()
     payload = pack_workspace(workspace, max_bytes=limits.scratch_bytes)
     with Executor(
-        run_id=run_id, image=image, limits=limits, network=network, env=env, client=client
+        run_id=run_id,
+        image=spec.image,
+        limits=limits,
+        network=spec.network,
+        env=spec.env,
+        client=client,
     ) as executor:
         return executor.run(argv, workspace=payload, timeout_s=deadline_s)

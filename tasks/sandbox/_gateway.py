@@ -65,8 +65,9 @@ from docker.types import LogConfig
 from bughunt.models import AgentEnvironment, AgentNetwork, AgentVersion
 from corpus import check_upstream_network
 from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
-from tasks.sandbox._environments import announce, ensure_environment
+from tasks.sandbox._environments import EnvironmentOwner, announce, ensure_environment
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
+from tasks.sandbox._executor import GatewayLink
 from tasks.sandbox._labels import owner
 from tasks.sandbox._ownership import Owner
 from tasks.sandbox._recipe import image_tag
@@ -172,6 +173,11 @@ class AgentAccess:
     tunnels: bool = False
     """The agent has ``network.allow`` entries: its port 3128 leads to ``connect.sock``."""
 
+    def link(self) -> GatewayLink:
+        """How the execution's container reaches the gateway: its main process, the mount,
+        and :data:`PRELUDE` before each command."""
+        return GatewayLink(main=self.main_command(), volumes=self.volumes(), prelude=PRELUDE)
+
     def volumes(self) -> dict[str, dict[str, str]]:
         """The bind mount, read-only: the agent can connect to the socket, not change it."""
         return {str(self.folder): {"bind": MOUNT, "mode": "ro"}}
@@ -229,8 +235,7 @@ def gateway_image(client: Any, *, base: str, agent: str = "gateway") -> str:
         corpus_root=Path("."),  # no requirements file: nothing is read from it
         client=client,
         base=base,
-        agent=agent,
-        where="network.allow",
+        owner=EnvironmentOwner(agent, where="network.allow"),
         labels=GATEWAY_IMAGE_LABELS,
         progress=announce,
     )

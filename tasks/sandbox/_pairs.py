@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from bughunt.models import AgentMode, BugReport, ReproOutcome
 from gateway.secrets import Scrubber
-from tasks.sandbox._agents import AgentExecution, recorded_report, run_agent
+from tasks.sandbox._agents import (
+    AgentCase,
+    AgentContainer,
+    AgentExecution,
+    recorded_report,
+    run_agent,
+)
 from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
 from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._jobs import Job
@@ -140,16 +146,17 @@ def _report_of(job: Job, setup: PairSetup) -> tuple[BugReport | str, AgentExecut
         "sample": job.sample,
     }
     engine = setup.engine
-    execution = run_agent(
-        job.agent,
-        case_id=job.case.case_id,
-        buggy=job.view,
-        case=case_info,
+    container = AgentContainer(
         run_id=setup.run_id,
         image=engine.images.agent(job.agent.name, job.case.target) or engine.image,
         timeout_s=setup.settings.agent_timeout_s,
         limits=engine.limits,
         client=engine.client,
+    )
+    execution = run_agent(
+        job.agent,
+        AgentCase(job.case.case_id, job.view, case_info),
+        container,
         secrets=setup.secrets.get(job.agent.name, {}),
         scrubber=setup.scrubber,
         gateway=setup.gateways.get(job.agent.name),

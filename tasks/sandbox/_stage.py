@@ -15,6 +15,7 @@ Nothing is written here: the flow writes the rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from bughunt.models import AgentVersion, ContractCheck
 from corpus import Corpus, agent_secrets, model_key
@@ -27,21 +28,31 @@ from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import stage_engine
 
 
+@dataclass(frozen=True, slots=True)
+class SandboxCases:
+    """The cases a sandbox stage runs, with what is known of them already."""
+
+    ids: Sequence[str]
+    """The planned cases' ids."""
+    hashes: dict[str, str]
+    """Case id → case hash (from hash-corpus)."""
+    known_checks: Mapping[str, ContractCheck] = field(default_factory=dict)
+    """Contract checks of earlier runs, by case hash: reused, not run again."""
+
+
 def run_sandbox(
     corpus: Corpus,
     *,
-    case_ids: Sequence[str],
+    cases: SandboxCases,
     agents: Sequence[AgentVersion],
-    case_hashes: dict[str, str],
     run_id: str,
     settings: SandboxSettings,
     progress: Callable[[int, int], None] | None = None,
-    known_checks: Mapping[str, ContractCheck] | None = None,
 ) -> SandboxResult:
     """Run every planned case × agent; builds the image if missing and sweeps crashed runs first.
 
-    Each case's corpus contract is checked first (``known_checks``, by case
-    hash, are reused); a case that breaks it, or whose patch does not apply,
+    Each case's corpus contract is checked first (``cases.known_checks``, by
+    case hash, are reused); a case that breaks it, or whose patch does not apply,
     is an error for each agent with the reason, and nothing of it runs. A
     missing Docker engine raises :class:`SandboxUnavailable` (never a fallback).
 
@@ -55,6 +66,7 @@ def run_sandbox(
         model_keys={a.name: model_key(a, corpus=corpus) for a in agents},
     )
     # One engine for the contract and the pairs: a shard starts its cells once.
+    case_ids, case_hashes = cases.ids, cases.hashes
     with stage_engine(corpus, agents, run_id=run_id, settings=settings) as engine:
         unbuilt = unbuilt_targets(corpus, case_ids, engine.images)
         contract: dict[str, ContractCheck] = {}  # each case's rewrite level and known failures
@@ -66,7 +78,7 @@ def run_sandbox(
             engine=engine,
             run_id=run_id,
             settings=settings,
-            known=known_checks or {},
+            known=cases.known_checks,
         )
         contract.update(by_case)
         broken |= unbuilt

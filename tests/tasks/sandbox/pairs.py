@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus import load_corpus
-from tasks.sandbox import PairResult, SandboxSettings, run_sandbox
+from tasks.sandbox import PairResult, SandboxCases, SandboxSettings, run_sandbox
 
 
 def one_pair(root: Path, agent: str, case: str, *, run_id: str, **settings: Any) -> PairResult:
@@ -15,9 +15,8 @@ def one_pair(root: Path, agent: str, case: str, *, run_id: str, **settings: Any)
     chosen = next(a for a in corpus.config.agents if a.name == agent)
     result = run_sandbox(
         corpus,
-        case_ids=[case],
+        cases=SandboxCases(ids=[case], hashes={}),
         agents=[chosen],
-        case_hashes={},
         run_id=run_id,
         settings=SandboxSettings(**settings),
     )

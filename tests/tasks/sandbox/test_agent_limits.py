@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from bughunt.models import AgentMode, AgentVersion
-from tasks.sandbox._agents import AGENT_OUTPUT_CAP, agent_deadline, agent_limits, run_agent
+from tasks.sandbox._agents import (
+    AGENT_OUTPUT_CAP,
+    AgentCase,
+    AgentContainer,
+    agent_deadline,
+    agent_limits,
+    run_agent,
+)
 from tasks.sandbox._container import Limits, MiB
 
 # The container's own cgroup limits, under cgroup v2 or v1: "<quota> <period> <memory bytes>".
@@ -38,14 +45,8 @@ def _agent(tmp_path: Path, script: str, **own: Any) -> AgentVersion:
 def _run(agent: AgentVersion, *, run_id: str, image: str, client: Any, timeout_s: float) -> Any:
     done = run_agent(
         agent,
-        case_id="c1",
-        buggy={"a.py": b"x = 1\n"},
-        case={"id": "c1", "title": "t", "hints": []},
-        run_id=run_id,
-        image=image,
-        timeout_s=timeout_s,
-        limits=Limits(),
-        client=client,
+        AgentCase("c1", {"a.py": b"x = 1\n"}, {"id": "c1", "title": "t", "hints": []}),
+        AgentContainer(run_id, image, timeout_s, Limits(), client),
     )
     return done.got, done.seconds
 

@@ -16,6 +16,7 @@ from ledger import Ledger
 from tasks.sandbox import (
     CellExecutor,
     ExecResult,
+    SandboxCases,
     SandboxSettings,
     check_contract,
     check_corpus,
@@ -202,9 +203,8 @@ def test_an_unreadable_clean_suite_breaks_every_case_and_the_stage_runs_none(
     assert "the suite does not run on the clean tree (exit 2" in (check.reason or "")
     result = run_sandbox(
         broken,
-        case_ids=["real-bug"],
+        cases=SandboxCases(ids=["real-bug"], hashes={}),
         agents=broken.config.agents,
-        case_hashes={},
         run_id=run_id,
         settings=SandboxSettings(),
     )
@@ -224,12 +224,10 @@ def test_an_unchanged_case_is_not_checked_again(tmp_path: Path, run_id: str) -> 
     def run(known: dict[str, ContractCheck]) -> list[ContractCheck]:
         result = run_sandbox(
             corpus,
-            case_ids=list(cases),
+            cases=SandboxCases(ids=list(cases), hashes=hashes, known_checks=known),
             agents=corpus.config.agents[:1],
-            case_hashes=hashes,
             run_id=run_id,
             settings=SandboxSettings(repeats=1),
-            known_checks=known,
         )
         assert {p.case_id for p in result.pairs if "corpus contract" in (p.reason or "")} == {
             "equivalent"

@@ -26,6 +26,7 @@ from bughunt.models import ReproOutcome
 from corpus import load_corpus
 from tasks.sandbox import (
     Executor,
+    SandboxCases,
     SandboxEngineError,
     SandboxImageError,
     SandboxSettings,
@@ -302,9 +303,8 @@ def test_a_pair_whose_engine_keeps_failing_is_an_error_and_the_next_pair_runs(
     monkeypatch.setattr(_stage_engine, "connect", lambda: engine)
     result = run_sandbox(
         corpus,
-        case_ids=[first, second],
+        cases=SandboxCases(ids=[first, second], hashes={}),
         agents=[agent],
-        case_hashes={},
         run_id=run_id,
         settings=SandboxSettings(
             repeats=1, rewrite_repeats=0, check_contract=False, workers=1, image=sandbox_image

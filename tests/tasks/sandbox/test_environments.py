@@ -24,7 +24,9 @@ from bughunt.models import AgentEnvironment, ReproOutcome
 from cli import _sandbox
 from corpus import load_corpus
 from tasks.sandbox import (
+    ContainerSpec,
     EnvironmentBuild,
+    EnvironmentOwner,
     SandboxImageError,
     _envbuild,
     _environments,
@@ -115,8 +117,8 @@ def built(docker_client: Any, sandbox_image: str, env_corpus: Path) -> Environme
         corpus_root=env_corpus,
         client=docker_client,
         base=sandbox_image,
-        agent="tooled",
         labels=TEST_LABEL,
+        owner=EnvironmentOwner(name="tooled"),
     )
 
 
@@ -230,21 +232,26 @@ def test_the_image_has_the_package_and_the_module_for_the_sandbox_user(
 ) -> None:
     """jq runs and six imports as uid 10001 without network; neither is in the sandbox image."""
     script = "id -u; echo '{\"a\": 7}' | jq .a; python3 -c 'import six; print(six.__version__)'"
-    result = run_once(["sh", "-c", script], run_id=run_id, image=built.tag, client=docker_client)
+    result = run_once(
+        ["sh", "-c", script],
+        run_id=run_id,
+        client=docker_client,
+        spec=ContainerSpec(image=built.tag),
+    )
     assert result.exit_code == 0, result.output
     assert result.output.split() == ["10001", "7", "1.16.0"]
     plain = run_once(
         ["sh", "-c", "command -v jq || python3 -c 'import six'"],
         run_id=run_id,
-        image=sandbox_image,
         client=docker_client,
+        spec=ContainerSpec(image=sandbox_image),
     )
     assert plain.exit_code != 0, plain.output
     offline = run_once(
         ["python3", "-c", "import socket; socket.create_connection(('1.1.1.1', 53), 3)"],
         run_id=run_id,
-        image=built.tag,
         client=docker_client,
+        spec=ContainerSpec(image=built.tag),
     )
     assert offline.exit_code != 0, offline.output
 
@@ -271,7 +278,11 @@ def test_a_second_ensure_reuses_the_image(
 ) -> None:
     """With nothing changed, the image is found, not built."""
     again = ensure_environment(
-        ENV, corpus_root=env_corpus, client=docker_client, base=sandbox_image, agent="tooled"
+        ENV,
+        corpus_root=env_corpus,
+        client=docker_client,
+        base=sandbox_image,
+        owner=EnvironmentOwner(name="tooled"),
     )
     assert (again.tag, again.image_id, again.built) == (built.tag, built.image_id, False)
     assert again.seconds < 2
@@ -290,9 +301,9 @@ def test_a_changed_requirement_builds_a_new_image(
         corpus_root=root,
         client=docker_client,
         base=sandbox_image,
-        agent="other",
         labels=TEST_LABEL,
         progress=lines.append,
+        owner=EnvironmentOwner(name="other"),
     )
     try:
         assert made.built and made.tag != built.tag
@@ -302,8 +313,8 @@ def test_a_changed_requirement_builds_a_new_image(
         result = run_once(
             ["python3", "-c", "import iniconfig, sys; sys.exit('six' in sys.modules)"],
             run_id=run_id,
-            image=made.tag,
             client=docker_client,
+            spec=ContainerSpec(image=made.tag),
         )
         assert result.exit_code == 0, result.output
     finally:
@@ -374,8 +385,7 @@ def test_an_unknown_debian_package_is_bad_input_before_any_container(
             corpus_root=tmp_path,
             client=docker_client,
             base=sandbox_image,
-            agent="x",
-            where="agents[3].environment",
+            owner=EnvironmentOwner(name="x", where="agents[3].environment"),
         )
     assert caught.value.field == "agents[3].environment.debian"
     assert caught.value.message.startswith("agent x: no Debian package")
@@ -397,8 +407,7 @@ def test_an_unknown_python_package_is_bad_input_before_any_container(
             corpus_root=root,
             client=docker_client,
             base=sandbox_image,
-            agent="x",
-            where="agents[1].environment",
+            owner=EnvironmentOwner(name="x", where="agents[1].environment"),
         )
     err = caught.value
     assert err.field == "agents[1].environment.requirements"
@@ -441,9 +450,8 @@ def test_a_failing_build_names_the_agent_the_field_and_the_output(
             corpus_root=root,
             client=docker_client,
             base=broken_base,
-            agent="brittle",
-            where="agents[4].environment",
             labels=TEST_LABEL,
+            owner=EnvironmentOwner(name="brittle", where="agents[4].environment"),
         )
     message = str(caught.value)
     assert message.startswith("agent brittle (agents[4].environment): building bughunt-env:")

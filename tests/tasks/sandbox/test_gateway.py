@@ -38,7 +38,6 @@ from tasks.sandbox._executor import Executor
 from tasks.sandbox._gateway import (
     FOLDER_PREFIX,
     OWNER_FILE,
-    PRELUDE,
     Gateway,
     gateway_image,
     sweep_folders,
@@ -217,9 +216,7 @@ def _run(
             run_id=gateway.run_id,
             client=docker_client,
             env=access.env,
-            main=access.main_command(),
-            volumes=access.volumes(),
-            prelude=PRELUDE,
+            link=access.link(),
         ) as executor,
     ):
         result = executor.run(

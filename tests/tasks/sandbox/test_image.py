@@ -14,6 +14,7 @@ from bughunt.errors import InputError
 from cli import _sandbox
 from tasks.sandbox import (
     RECIPE,
+    ContainerSpec,
     ImageRecipe,
     SandboxUnavailable,
     connect,
@@ -81,7 +82,11 @@ def test_build_from_a_base_image(docker_client: Any, sandbox_image: str, run_id:
         config = docker_client.images.get(built.tag).attrs["Config"]
         assert config["User"] == "10001:10001"
         result = run_once(
-            PYTEST, run_id=run_id, workspace=PASSING_TEST, image=built.tag, client=docker_client
+            PYTEST,
+            run_id=run_id,
+            workspace=PASSING_TEST,
+            client=docker_client,
+            spec=ContainerSpec(image=built.tag),
         )
         assert result.exit_code == 0, result.output
     finally:

@@ -31,9 +31,9 @@ import pytest
 
 from bughunt.models import AgentNetwork, AgentVersion, BugReport
 from corpus import Corpus, agent_view, load_corpus
-from tasks.sandbox._agents import AgentExecution, run_agent
+from tasks.sandbox._agents import AgentCase, AgentContainer, AgentExecution, run_agent
 from tasks.sandbox._container import Limits
-from tasks.sandbox._environments import ensure_environment
+from tasks.sandbox._environments import EnvironmentOwner, ensure_environment
 from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._labels import LABEL, RUN_LABEL
 from tasks.sandbox._trees import Files, apply_patch
@@ -101,7 +101,9 @@ def llm_image(docker_client: Any, sandbox_image: str, demo: Corpus) -> str:  # n
     """The llm agent's environment image (built on first use, about 25 s; reused after)."""
     env = _llm(demo).environment
     assert env is not None and env.requirements
-    return ensure_environment(env, corpus_root=demo.root, client=docker_client, agent="llm").tag
+    return ensure_environment(
+        env, corpus_root=demo.root, client=docker_client, owner=EnvironmentOwner(name="llm")
+    ).tag
 
 
 @pytest.fixture(scope="module")
@@ -177,14 +179,8 @@ def _hunt(
     view, info = _case_files(demo, case_id)
     return run_agent(
         agent,
-        case_id=case_id,
-        buggy=view,
-        case=info,
-        run_id=gateway.run_id,
-        image=image,
-        timeout_s=180.0,
-        limits=Limits(),
-        client=client,
+        AgentCase(case_id, view, info),
+        AgentContainer(gateway.run_id, image, 180.0, Limits(), client),
         gateway=gateway,
     )
 

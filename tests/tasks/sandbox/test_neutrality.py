@@ -305,7 +305,7 @@ done
 
 def _old_container_run(name: str, buggy: bytes, run_id: str, image: str) -> Any:
     """The cheat run buggy×3 then clean×3 in one container, as the old sandbox did."""
-    from tasks.sandbox import read_tree, run_once
+    from tasks.sandbox import ContainerSpec, read_tree, run_once
 
     source = cheat_source(name, buggy).encode()
     clean = read_tree(TARGET)
@@ -316,7 +316,11 @@ def _old_container_run(name: str, buggy: bytes, run_id: str, image: str) -> Any:
         for path, data in {**files, TEST_FILE: source}.items()
     }
     return run_once(
-        ["sh", "-c", _OLD_LOOP], run_id=run_id, workspace=workspace, image=image, timeout_s=120
+        ["sh", "-c", _OLD_LOOP],
+        run_id=run_id,
+        workspace=workspace,
+        timeout_s=120,
+        spec=ContainerSpec(image=image),
     )
 
 
@@ -375,7 +379,7 @@ def stage_result(
 ) -> Callable[[int], Any]:
     """Every cheat and the control through ``run_sandbox`` with one seed (run on first use)."""
     from corpus import load_corpus
-    from tasks.sandbox import SandboxSettings, run_sandbox
+    from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
 
     def get(seed: int) -> Any:
         if seed not in stage_runs:
@@ -388,9 +392,8 @@ def stage_result(
                 agents.append(_agent(f"cheat-{name}", folder / name))
             stage_runs[seed] = run_sandbox(
                 load_corpus(CORPUS),
-                case_ids=[CASE],
+                cases=SandboxCases(ids=[CASE], hashes={}),
                 agents=agents,
-                case_hashes={},
                 run_id=run_id,
                 settings=SandboxSettings(repeats=3, seed=seed, workers=2, image=sandbox_image),
             )

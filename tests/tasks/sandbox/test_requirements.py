@@ -24,7 +24,7 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment
-from tasks.sandbox import ensure_environment, run_once
+from tasks.sandbox import ContainerSpec, EnvironmentOwner, ensure_environment, run_once
 from tasks.sandbox._environments import environment_recipe
 from tasks.sandbox._errors import SandboxImageError
 from tasks.sandbox._fetch import (
@@ -395,16 +395,16 @@ def test_a_source_only_package_is_built_in_the_build_container_only(
         corpus_root=tmp_path / "corpus",
         client=docker_client,
         base=sandbox_image,
-        agent="old",
         labels={"bughunt.test": "requirements"},
+        owner=EnvironmentOwner(name="old"),
     )
     try:
         assert made.built and not marker.exists()
         result = run_once(
             ["python3", "-c", "import oldstyle; print(oldstyle.VALUE)"],
             run_id=run_id,
-            image=made.tag,
             client=docker_client,
+            spec=ContainerSpec(image=made.tag),
         )
         assert result.exit_code == 0, result.output
         assert result.output.strip() == "built in the container"

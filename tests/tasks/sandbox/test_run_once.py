@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import Limits, SandboxImageError, run_once
+from tasks.sandbox import ContainerSpec, Limits, SandboxImageError, run_once
 from tasks.sandbox._container import UNPACK_FAILED
 from tasks.sandbox._labels import LABEL, RUN_LABEL
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
@@ -121,7 +121,12 @@ def test_network_is_unreachable(docker_client: Any, run_id: str) -> None:
 @pytest.mark.usefixtures("sandbox_image")
 def test_network_is_present_only_when_granted(docker_client: Any, run_id: str) -> None:
     """With network=True (an agent's API access) the container gets an interface besides lo."""
-    result = run_once(["cat", "/proc/net/dev"], run_id=run_id, client=docker_client, network=True)
+    result = run_once(
+        ["cat", "/proc/net/dev"],
+        run_id=run_id,
+        client=docker_client,
+        spec=ContainerSpec(network=True),
+    )
     assert "eth0" in result.output, result.output
 
 
@@ -155,8 +160,8 @@ def test_memory_hog_is_killed_and_recorded_as_oom(docker_client: Any, run_id: st
         ["python3", "-c", MEMORY_HOG],
         run_id=run_id,
         client=docker_client,
-        limits=Limits(memory_bytes=256 * 1024 * 1024),
         timeout_s=60,
+        spec=ContainerSpec(limits=Limits(memory_bytes=256 * 1024 * 1024)),
     )
     assert result.oom_killed, result
     assert result.exit_code == 137
@@ -171,8 +176,8 @@ def test_fork_bomb_hits_the_pids_limit_and_the_run_goes_on(docker_client: Any, r
         ["python3", "-c", FORK_BOMB],
         run_id=run_id,
         client=docker_client,
-        limits=Limits(pids=64),
         timeout_s=3,
+        spec=ContainerSpec(limits=Limits(pids=64)),
     )
     assert "fork refused: Resource temporarily unavailable" in result.output, result.output
     assert result.timed_out
@@ -234,7 +239,7 @@ def test_environment_is_passed_and_bytecode_is_never_written(
         ["sh", "-c", 'echo "$API_KEY $PYTHONDONTWRITEBYTECODE $HOME"'],
         run_id=run_id,
         client=docker_client,
-        env={"API_KEY": "k-123", "PYTHONDONTWRITEBYTECODE": "0"},
+        spec=ContainerSpec(env={"API_KEY": "k-123", "PYTHONDONTWRITEBYTECODE": "0"}),
     )
     assert result.output == "k-123 1 /home/sandbox\n"
 
@@ -249,8 +254,8 @@ def test_workspace_too_big_for_scratch_is_an_error_not_a_crash(
             ["true"],
             run_id=run_id,
             workspace={"big.bin": b"x" * (2 * 1024 * 1024)},
-            limits=Limits(scratch_bytes=1024 * 1024),
             client=docker_client,
+            spec=ContainerSpec(limits=Limits(scratch_bytes=1024 * 1024)),
         )
 
 
@@ -262,8 +267,8 @@ def test_unpack_failure_is_reported_with_its_reason(docker_client: Any, run_id: 
         ["true"],
         run_id=run_id,
         workspace=files,
-        limits=Limits(scratch_bytes=64 * 1024),
         client=docker_client,
+        spec=ContainerSpec(limits=Limits(scratch_bytes=64 * 1024)),
     )
     assert result.exit_code == UNPACK_FAILED
     assert result.error == "the workspace could not be unpacked into the scratch space"
@@ -287,5 +292,8 @@ def test_missing_image_names_the_build_command(docker_client: Any, run_id: str) 
     """An image that is not in the engine raises SandboxImageError naming `bughunt sandbox build`."""
     with pytest.raises(SandboxImageError, match="bughunt sandbox build"):
         run_once(
-            ["true"], run_id=run_id, client=docker_client, image="bughunt-sandbox:000000000000"
+            ["true"],
+            run_id=run_id,
+            client=docker_client,
+            spec=ContainerSpec(image="bughunt-sandbox:000000000000"),
         )

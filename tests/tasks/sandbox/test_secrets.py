@@ -18,7 +18,7 @@ import pytest
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from tasks.sandbox import Limits
-from tasks.sandbox._agents import run_agent
+from tasks.sandbox._agents import AgentCase, AgentContainer, run_agent
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.leaks import assert_no_leak, leaks
 from tests.tasks.sandbox.pairs import one_pair
@@ -99,14 +99,8 @@ def _run_agent(
     )
     got = run_agent(
         agent,
-        case_id=CASE,
-        buggy={"pkg/__init__.py": b""},
-        case={"id": CASE, "title": "t", "hints": []},
-        run_id=run_id,
-        image=image,
-        timeout_s=60,
-        limits=Limits(),
-        client=client,
+        AgentCase(CASE, {"pkg/__init__.py": b""}, {"id": CASE, "title": "t", "hints": []}),
+        AgentContainer(run_id, image, 60, Limits(), client),
         secrets={NAME: value},
     ).got
     return got

@@ -12,6 +12,7 @@ from corpus import load_corpus
 from tasks.sandbox import (
     FINGERPRINT_REASON,
     HANG_REASON,
+    SandboxCases,
     SandboxSettings,
     decide_outcome,
     derive_seed,
@@ -108,9 +109,8 @@ def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
     agent = next(a for a in corpus.config.agents if a.name == "baseline-recorded")
     result = run_sandbox(
         corpus,
-        case_ids=[good, bad],
+        cases=SandboxCases(ids=[good, bad], hashes={}),
         agents=[agent],
-        case_hashes={},
         run_id="stage-bad-patch",
         settings=SandboxSettings(repeats=1),
     )
@@ -143,9 +143,8 @@ def test_a_stage_starts_its_cells_once_for_the_contract_and_the_pairs(
     agent = next(a for a in corpus.config.agents if a.name == "baseline-recorded")
     result = run_sandbox(
         corpus,
-        case_ids=[case],
+        cases=SandboxCases(ids=[case], hashes={case: "h-" + case}),
         agents=[agent],
-        case_hashes={case: "h-" + case},
         run_id=run_id,
         settings=SandboxSettings(repeats=1, workers=1),
     )

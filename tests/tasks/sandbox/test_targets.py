@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from bughunt.models import ReproOutcome
 from cli import app
 from corpus import Corpus, load_corpus
-from tasks.sandbox import SandboxResult, SandboxSettings, check_corpus, run_sandbox
+from tasks.sandbox import SandboxCases, SandboxResult, SandboxSettings, check_corpus, run_sandbox
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.tasks.sandbox.test_environments import SIX
 
@@ -114,9 +114,8 @@ def _both_cases(corpus: Corpus, run_id: str) -> SandboxResult:
     """The demo case and the six case, with the replay agent and the command agent."""
     return run_sandbox(
         corpus,
-        case_ids=[DEMO_CASE, SIX_CASE],
+        cases=SandboxCases(ids=[DEMO_CASE, SIX_CASE], hashes={}),
         agents=[a for a in corpus.config.agents if a.name in ("both", "sixer")],
-        case_hashes={},
         run_id=run_id,
         settings=SandboxSettings(repeats=1, rewrite_repeats=0, check_contract=True),
     )
