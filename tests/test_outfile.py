@@ -21,7 +21,8 @@ from bughunt.outfile import write_output
 from cli import app
 from corpus._hash_cache import HashCache
 from ledger import Ledger
-from tasks.report import History, RunSummary, write_report
+from tasks.report import RunSummary, write_report
+from tasks.report._history import History
 from tests.tasks.report.conftest import make_history, make_summary
 
 runner = CliRunner()

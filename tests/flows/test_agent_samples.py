@@ -20,7 +20,7 @@ import pytest
 from bughunt.models import ReproOutcome
 from flows import RunParams, RunResult, nightly_flow
 from ledger import Ledger
-from tasks.report import CaseRow
+from tasks.report._model import CaseRow
 from tests.flows.corpora import DEMO, SEVEN, mini_corpus
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

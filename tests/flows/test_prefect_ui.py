@@ -28,7 +28,8 @@ import pytest
 
 from bughunt.models import BugCategory, ReproOutcome
 from ledger import Ledger
-from tasks.report import RunSummary, artifact_keys, case_table, closing_message, load_summary
+from tasks.report import RunSummary, closing_message, load_summary
+from tasks.report._artifacts import artifact_keys, case_table
 from tests.chromium import DevTools, Trap, devtools, trap
 from tests.flows.minicorpus import build_minicorpus
 from tests.flows.servers import Server

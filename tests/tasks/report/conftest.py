@@ -40,16 +40,9 @@ from corpus import load_corpus
 from tasks.flakes import FlakyTest
 from tasks.gate import GateDecision
 from tasks.outcomes import summarize
-from tasks.report import (
-    CaseRow,
-    ConsistencyPoint,
-    FlakePoint,
-    History,
-    ReproPoint,
-    RunSummary,
-    VersionRepro,
-    WinRatePoint,
-)
+from tasks.report import RunSummary
+from tasks.report._history import ConsistencyPoint, FlakePoint, History, ReproPoint, WinRatePoint
+from tasks.report._model import CaseRow, VersionRepro
 from tasks.score import CallCounts, JudgeHealth
 from tasks.score.pairs import JudgeRef, PairCall, PairInput, StrategyConfig, score_pairs
 from tests.conftest import ROOT
@@ -534,7 +527,7 @@ def history() -> History:
 @pytest.fixture(scope="session")
 def rendered_html(summary: RunSummary, history: History) -> str:
     """The fixture night's HTML report (rendered once: the charts take a moment)."""
-    from tasks.report import render_html
+    from tasks.report._render import render_html
 
     return render_html(summary, history)
 
@@ -547,7 +540,7 @@ def out_dir(tmp_path: Path) -> Path:
 
 def report_checkpoint(summary: RunSummary, at: datetime) -> StageOutput:
     """The report stage's checkpoint of ``summary``, as the flow writes it."""
-    from tasks.report import REPORT_STAGE, report_payload
+    from tasks.report._write import REPORT_STAGE, report_payload
 
     return StageOutput(
         run_id=summary.run_id,

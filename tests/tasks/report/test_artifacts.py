@@ -21,19 +21,18 @@ from prefect.client.schemas.objects import Artifact
 from prefect.client.schemas.sorting import ArtifactSort
 
 from bughunt.models import RunKind
-from tasks.report import (
-    History,
-    RunSummary,
+from tasks.report import RunSummary
+from tasks.report._artifacts import (
+    CASE_CELL,
     artifact_keys,
     case_details,
     case_table,
     category_table,
-    md_escape,
     publish_artifacts,
-    render_markdown,
 )
-from tasks.report._artifacts import CASE_CELL
-from tasks.report._escape import clip
+from tasks.report._escape import clip, md_escape
+from tasks.report._history import History
+from tasks.report._render import render_markdown
 from tests.tasks.report.conftest import hostile_rationale, hostile_strings
 
 KEY = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"

@@ -18,7 +18,9 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from tasks.report import History, RunSummary, render_html, write_report
+from tasks.report import RunSummary, write_report
+from tasks.report._history import History
+from tasks.report._render import render_html
 from tests.chromium import run_chromium, trap
 
 WINDOW = (1280, 2400)

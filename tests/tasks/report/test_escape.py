@@ -10,8 +10,7 @@ from hypothesis import given, settings, strategies as st
 from markdown_it import MarkdownIt
 
 from bughunt.text import visible
-from tasks.report import MdSafe, UnsafeSvgError, md_escape, sanitize_svg
-from tasks.report._escape import NEWLINE, clip
+from tasks.report._escape import NEWLINE, MdSafe, UnsafeSvgError, clip, md_escape, sanitize_svg
 from tests.tasks.report.conftest import hostile_strings
 
 # CommonMark plus GFM tables and strikethrough: what GitHub and Prefect's UI add.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from bughunt.stats import sign_test, wilson
-from tasks.report import VersionRepro, _format as fmt
+from tasks.report import _format as fmt
+from tasks.report._model import VersionRepro
 from tasks.score.pairs import LengthControlled, WinRate
 
 NO_LC = LengthControlled(

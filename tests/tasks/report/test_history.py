@@ -24,7 +24,8 @@ from bughunt.models import (
     VerdictOutcome,
 )
 from ledger import Ledger
-from tasks.report import History, load_history
+from tasks.report import load_history
+from tasks.report._history import History
 
 T0 = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 

@@ -12,13 +12,8 @@ from typer.testing import CliRunner
 from bughunt.models import RunInfo, RunKind, RunStatus, StageOutput
 from cli import app
 from ledger import Ledger
-from tasks.report import (
-    History,
-    RunSummary,
-    default_out_dir,
-    list_runs,
-    write_report,
-)
+from tasks.report import RunSummary, default_out_dir, list_runs, write_report
+from tasks.report._history import History
 from tests.tasks.report.conftest import report_checkpoint
 
 T0 = datetime(2026, 11, 30, 2, 0)

@@ -22,13 +22,14 @@ from bughunt.models import (
 )
 from bughunt.stats import case_mean, wilson
 from tasks.outcomes import summarize
-from tasks.report import write_outputs, write_transcripts
+from tasks.report import write_transcripts
 from tasks.report._summary import (
     case_rows,
     reproduction_records,
     transcript_path,
     version_repro,
 )
+from tasks.report._write import write_outputs
 from tasks.sandbox import PairResult, SandboxResult
 from tests.conftest import ROOT
 

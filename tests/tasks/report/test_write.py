@@ -11,19 +11,10 @@ import pytest
 from bughunt.errors import TerminalError
 from bughunt.models import StageOutput
 from ledger import Ledger
-from tasks.report import (
-    RECORD,
-    REPORT_STAGE,
-    History,
-    RunSummary,
-    canonical,
-    load_summary,
-    render_html,
-    render_markdown,
-    report_payload,
-    summary_json,
-    write_report,
-)
+from tasks.report import RECORD, RunSummary, load_summary, write_report
+from tasks.report._history import History
+from tasks.report._render import render_html, render_markdown
+from tasks.report._write import REPORT_STAGE, canonical, report_payload, summary_json
 from tests.tasks.report.conftest import report_checkpoint
 
 
