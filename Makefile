@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install deps run test lint complexity format bench lock docs clean
+.PHONY: help install deps run test test-fast lint complexity format bench lock docs clean
 
 help: ## List the make targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,11 @@ run: $(STAMP) deps ## Run the nightly flow on the demo corpus (local Prefect, .b
 test: $(STAMP) deps ## Run the whole test suite with branch coverage (builds the sandbox image if missing)
 	$(BIN)/bughunt sandbox build
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadscope --durations 25 --cov --cov-report=term $(PYTEST_ARGS)
+
+# The edit loop: every test that needs neither the Docker engine nor Prefect nor Dask (those
+# tests/conftest.py marks `engine`). CI runs `make test`, which runs them all.
+test-fast: $(STAMP) ## Run the tests that need no engine (no Docker, Prefect or Dask): the edit loop
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadscope -m "not engine" --durations 10 $(PYTEST_ARGS)
 
 # ruff's C901 holds every function to ten paths counting branches; radon counts each boolean
 # operator as a path too, and no function may pass 20 on that count: radon's grade C is 11-20,

@@ -17,6 +17,25 @@ ROOT = Path(__file__).resolve().parent.parent
 # and trips hypothesis's per-example deadline.
 import scipy.stats  # noqa: E402, F401
 
+ENGINE_FIXTURES = frozenset(
+    {"docker_client", "sandbox_image", "run_id", "prefect_harness", "prefect_server"}
+)
+"""Fixtures that start the Docker engine's work, Prefect's test harness or a Prefect server."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``engine`` every test that needs the Docker engine, Prefect or Dask (a fixture of
+    :data:`ENGINE_FIXTURES`, or marked ``docker`` or ``slow``), so ``make test-fast`` can leave
+    them out; ``make test`` and CI run them all."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if (
+            fixtures & ENGINE_FIXTURES
+            or item.get_closest_marker("docker")
+            or item.get_closest_marker("slow")
+        ):
+            item.add_marker(pytest.mark.engine)
+
 
 @pytest.fixture
 def ledger_path(tmp_path: Path) -> Path:
