@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 import secrets
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from bughunt.models import ReproOutcome
 from cli._common import JsonOpt, console, err_console, fail, guarded, print_json
+
+if TYPE_CHECKING:
+    from corpus import Corpus
+    from tasks.sandbox import PairResult
 
 sandbox_app = typer.Typer(help="The sandbox image untrusted code runs in.", no_args_is_help=True)
 
@@ -142,17 +146,11 @@ def verify(  # noqa: PLR0913 - typer maps each parameter to a command-line optio
     from flows import new_run_id
     from tasks.sandbox import SandboxSettings, verify_report
 
-    if (report is None) == (agent is None):
-        fail("give exactly one of --report FILE and --agent NAME")
-    if out is not None and (agent is None or (out.exists() and not out.is_dir())):
-        fail(
-            f"--out {out}: " + ("only with --agent" if agent is None else "is a file, not a folder")
-        )
+    if (why := _options_error(report, agent, out)) is not None:
+        fail(why)
     loaded = load_corpus(corpus)
-    if not any(c.case_id == case for c in loaded.cases):
-        rejected = [r for r in loaded.rejected if r.case_id == case]
-        why = f" (rejected: {rejected[0].describe()})" if rejected else ""
-        fail(f"no case {case!r} in {loaded.root}{why}")
+    if (why := _unknown_case(loaded, case)) is not None:
+        fail(why)
     run_id = new_run_id("verify")
     seed = seed if seed is not None else secrets.randbits(63)
     settings = SandboxSettings(repeats=repeats, test_timeout_s=timeout, seed=seed)
@@ -165,24 +163,56 @@ def verify(  # noqa: PLR0913 - typer maps each parameter to a command-line optio
         if pair.report is None:
             fail(f"report unusable: {pair.unusable_reason or pair.reason}")
     if as_json:
-        print_json(
-            {
-                "case_id": case,
-                "report": str(report) if report is not None else None,
-                "agent": agent,
-                "transcript": str(transcript) if transcript is not None else None,
-                "test_hash": pair.test_hash,
-                "seed": seed,
-                "rewrite_seed": pair.rewrite_seed,
-                "outcome": pair.outcome.value,
-                "reason": pair.reason,
-                "executions": [_execution(o) for o in pair.observations],
-            }
-        )
+        print_json(_verify_json(case, report, agent, transcript, seed, pair))
     else:
         _print_executions(pair)
     if pair.outcome is not ReproOutcome.REPRODUCED:
         raise typer.Exit(1)
+
+
+def _options_error(report: Path | None, agent: str | None, out: Path | None) -> str | None:
+    """Why ``--report``, ``--agent`` and ``--out`` do not go together; None when they do."""
+    if (report is None) == (agent is None):
+        return "give exactly one of --report FILE and --agent NAME"
+    if out is None:
+        return None
+    if agent is None:
+        return f"--out {out}: only with --agent"
+    if out.exists() and not out.is_dir():
+        return f"--out {out}: is a file, not a folder"
+    return None
+
+
+def _unknown_case(loaded: Corpus, case: str) -> str | None:
+    """Why ``case`` is not a case of the corpus (with its rejection, if any); None when it is."""
+    if any(c.case_id == case for c in loaded.cases):
+        return None
+    rejected = [r for r in loaded.rejected if r.case_id == case]
+    why = f" (rejected: {rejected[0].describe()})" if rejected else ""
+    return f"no case {case!r} in {loaded.root}{why}"
+
+
+def _verify_json(
+    case: str,
+    report: Path | None,
+    agent: str | None,
+    transcript: Path | None,
+    seed: int,
+    pair: PairResult,
+) -> dict[str, Any]:
+    """``sandbox verify --json``: what was verified, with what seed, and every execution."""
+    return {
+        "case_id": case,
+        "report": str(report) if report is not None else None,
+        "agent": agent,
+        "transcript": str(transcript) if transcript is not None else None,
+        "test_hash": pair.test_hash,
+        "seed": seed,
+        "rewrite_seed": pair.rewrite_seed,
+        "outcome": pair.outcome.value,
+        "reason": pair.reason,
+        "executions": [_execution(o) for o in pair.observations],
+    }
 
 
 def _execution(o: Any) -> dict[str, Any]:
