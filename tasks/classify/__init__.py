@@ -1,20 +1,19 @@
 """Stage 1, classify (docs/architecture.md#the-stages): validate each case's patch, label its bug category, plan the run.
 
 - :func:`classify_corpus` — the whole stage in one call.
-- :func:`classify_incremental` — the same, reusing earlier results of unchanged cases (the
-  Prefect task's body; see ``tasks/classify/_incremental.py``).
 - :func:`validate_patch` — the bad-input checks of one patch (docs/architecture.md#bad-input), then ``git apply --check``.
 - :func:`check_target_tree`, :func:`symlink_problem` — the one rule for symlinks in a target tree
   (none at all), shared with the sandbox (``tasks/classify/_target.py``).
 - :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
-- :func:`plan_for_paths`, :func:`load_impact_config` — PR paths → :class:`RunPlan`;
+- :func:`plan_for_changed` — a PR's changed paths → the cases to run;
   :func:`impact_config_of` — the globs of the repository holding a corpus.
 - :func:`confusion` — how far two labellings agree (:class:`Confusion`, with ``.markdown()``),
   the one measure of the classifier against hand labels and the mutation proposer's.
 
-How a patch becomes changes is documented in ``tasks/classify/_changes.py``,
-the category rules and their priority order in ``tasks/classify/_rules.py``,
-the impact rules and default globs in ``tasks/classify/_impact.py``.
+The stage reusing earlier results of unchanged cases (the Prefect task's body) is in
+``tasks/classify/_incremental.py``. How a patch becomes changes is documented in
+``tasks/classify/_changes.py``, the category rules and their priority order in
+``tasks/classify/_rules.py``, the impact rules and default globs in ``tasks/classify/_impact.py``.
 """
 
 from __future__ import annotations
@@ -26,15 +25,9 @@ from bughunt.lazy import lazy_names
 if TYPE_CHECKING:
     from tasks.classify._agreement import Confusion as Confusion, confusion as confusion
     from tasks.classify._batch import (
-        CaseClassification as CaseClassification,
         ClassifyResult as ClassifyResult,
-        FileSummary as FileSummary,
-        PatchLimits as PatchLimits,
-        Reuse as Reuse,
-        classify_case as classify_case,
         classify_corpus as classify_corpus,
         plan_for_changed as plan_for_changed,
-        plan_for_diff as plan_for_diff,
     )
     from tasks.classify._diff import (
         ParsedPatch as ParsedPatch,
@@ -48,29 +41,8 @@ if TYPE_CHECKING:
         impact_config_of as impact_config_of,
         run as run,
     )
-    from tasks.classify._impact import (
-        DEFAULT_IMPACT_GLOBS as DEFAULT_IMPACT_GLOBS,
-        CaseScope as CaseScope,
-        CorpusLayout as CorpusLayout,
-        ImpactClass as ImpactClass,
-        ImpactConfig as ImpactConfig,
-        PathImpact as PathImpact,
-        RunPlan as RunPlan,
-        load_impact_config as load_impact_config,
-        plan_for_paths as plan_for_paths,
-    )
-    from tasks.classify._incremental import (
-        CLASSIFIER_VERSION as CLASSIFIER_VERSION,
-        classify_incremental as classify_incremental,
-        classify_key as classify_key,
-        previous_classifications as previous_classifications,
-    )
-    from tasks.classify._rules import (
-        RULES as RULES,
-        CategoryDecision as CategoryDecision,
-        Evidence as Evidence,
-        categorize as categorize,
-    )
+    from tasks.classify._impact import CaseScope as CaseScope, ImpactConfig as ImpactConfig
+    from tasks.classify._rules import categorize as categorize
     from tasks.classify._target import (
         check_target_tree as check_target_tree,
         symlink_problem as symlink_problem,

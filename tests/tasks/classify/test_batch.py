@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from bughunt.hashing import hash_tree
 from bughunt.models import BugCategory, Case, PipelineStage
 from corpus import LoadedCase, RejectedCase, load_corpus
-from tasks.classify import CaseClassification, CaseScope, classify_case, classify_corpus
+from tasks.classify import CaseScope, classify_corpus
+from tasks.classify._batch import CaseClassification, classify_case
 from tests.corpus_loader.builders import case_toml, edit, good_case, write_corpus
 
 HOSTILE: dict[str, bytes] = {

@@ -10,17 +10,16 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import PipelineStage
-from tasks.classify import (
-    CaseScope,
+from tasks.classify import CaseScope, ImpactConfig, changed_paths
+from tasks.classify._impact import (
+    DOCS_ONLY,
     CorpusLayout,
     ImpactClass,
-    ImpactConfig,
     RunPlan,
-    changed_paths,
+    glob_match,
     load_impact_config,
     plan_for_paths,
 )
-from tasks.classify._impact import DOCS_ONLY, glob_match
 
 LAYOUT = CorpusLayout(
     root="corpus/demo", cases="corpus/demo/cases", case_ids=frozenset({"cmp-a", "obo-b", "ret-c"})
