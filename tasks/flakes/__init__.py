@@ -21,39 +21,15 @@ if TYPE_CHECKING:
         FlakeInputs as FlakeInputs,
         FlakeResult as FlakeResult,
         FlakeSettings as FlakeSettings,
-        reproductions_after_flakes as reproductions_after_flakes,
         run as run,
     )
-    from tasks.flakes._fold import (
-        DECIDED as DECIDED,
-        FlakeKey as FlakeKey,
-        execution_order as execution_order,
-        flake_key as flake_key,
-        flake_state as flake_state,
-        fold as fold,
-        latest_by_key as latest_by_key,
-        record_key as record_key,
-        update_flakes as update_flakes,
-    )
     from tasks.flakes._ledger import (
-        DISAGREED_STATES as DISAGREED_STATES,
         TrendBy as TrendBy,
-        current_flakes as current_flakes,
         flake_trend as flake_trend,
-        flake_update as flake_update,
         list_flakes as list_flakes,
         parse_since as parse_since,
     )
-    from tasks.flakes._summary import (
-        UNTRUSTED_STATES as UNTRUSTED_STATES,
-        ExcludedInput as ExcludedInput,
-        FlakeExclusion as FlakeExclusion,
-        FlakyTest as FlakyTest,
-        ReproductionInput as ReproductionInput,
-        exclude_flaky as exclude_flaky,
-        flaky_keys as flaky_keys,
-        is_flaky_key as is_flaky_key,
-    )
+    from tasks.flakes._summary import FlakyTest as FlakyTest, flaky_keys as flaky_keys
 
 
 __getattr__ = lazy_names(globals())

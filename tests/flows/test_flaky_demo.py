@@ -9,7 +9,7 @@ import pytest
 from bughunt.models import FlakeState, ReproOutcome, Tree
 from flows import RunParams, nightly_flow
 from ledger import Ledger
-from tasks.flakes import current_flakes
+from tasks.flakes._ledger import current_flakes
 from tests.flows.corpora import mini_corpus
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

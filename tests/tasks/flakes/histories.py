@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from bughunt.models import BugCategory, FlakeState, Observation, Status, Tree
-from tasks.flakes import FlakeKey
+from tasks.flakes._fold import FlakeKey
 
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
 """Night 1 starts at 02:00 UTC on 2026-01-01; night n, n - 1 days later."""

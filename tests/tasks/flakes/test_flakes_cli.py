@@ -15,7 +15,9 @@ from bughunt.models import BugCategory, ManifestEntry, Observation, Status, Tree
 from cli import _flakes
 from cli._common import console
 from ledger import Ledger
-from tasks.flakes import FlakeThresholds, current_flakes, update_flakes
+from tasks.flakes import FlakeThresholds
+from tasks.flakes._fold import update_flakes
+from tasks.flakes._ledger import current_flakes
 
 runner = CliRunner()
 

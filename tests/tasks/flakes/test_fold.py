@@ -9,14 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.models import FlakeRecord, FlakeState, Observation, Status, Tree
 from bughunt.stats import wilson
-from tasks.flakes import (
-    FlakeKey,
-    FlakeThresholds,
-    flake_key,
-    flake_state,
-    fold,
-    update_flakes,
-)
+from tasks.flakes import FlakeThresholds
+from tasks.flakes._fold import FlakeKey, flake_key, flake_state, fold, update_flakes
 
 T0 = datetime(2026, 3, 1, 2, 0, tzinfo=UTC)
 NOW = datetime(2026, 6, 1, tzinfo=UTC)

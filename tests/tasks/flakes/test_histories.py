@@ -12,14 +12,9 @@ import pytest
 from bughunt.models import FlakeRecord, ManifestEntry, Observation, Status
 from bughunt.stats import wilson
 from ledger import Ledger
-from tasks.flakes import (
-    FlakeThresholds,
-    TrendBy,
-    current_flakes,
-    flake_trend,
-    flake_update,
-    record_key,
-)
+from tasks.flakes import FlakeThresholds, TrendBy, flake_trend
+from tasks.flakes._fold import record_key
+from tasks.flakes._ledger import current_flakes, flake_update
 from tests.conftest import ROOT
 from tests.tasks.flakes.histories import (
     CODE,

@@ -5,15 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bughunt.models import FlakeRecord, FlakeState, Observation, Status, Tree
-from tasks.flakes import (
-    FlakeThresholds,
-    FlakyTest,
-    ReproductionInput,
-    exclude_flaky,
-    flaky_keys,
-    is_flaky_key,
-    update_flakes,
-)
+from tasks.flakes import FlakeThresholds, FlakyTest, flaky_keys
+from tasks.flakes._fold import update_flakes
+from tasks.flakes._summary import ReproductionInput, exclude_flaky, is_flaky_key
 
 T0 = datetime(2026, 2, 1, 2, 0, tzinfo=UTC)
 NOW = T0 + timedelta(days=1)
