@@ -158,13 +158,13 @@ def hash_cache_at(path: str | os.PathLike[str] | None) -> Iterator[HashCache]:
 
 
 def cached_hash_target(target: Path, cache: HashCache) -> str:
-    """:func:`~tasks.hash_corpus.hash_target`, through ``cache``."""
+    """:func:`~corpus.hash_target`, through ``cache``."""
     return cache.hash_tree(target, exclude=TREE_EXCLUDE)
 
 
 def cached_hash_case(
     metadata: Mapping[str, Any], case_dir: Path, target_hash: str, cache: HashCache
 ) -> str:
-    """:func:`~tasks.hash_corpus.hash_case`, through ``cache`` (same hash, same inputs)."""
+    """:func:`~corpus.hash_case`, through ``cache`` (same hash, same inputs)."""
     files = cache.hash_tree(case_dir, exclude=(*TREE_EXCLUDE, METADATA_FILE))
     return hash_json({"metadata": dict(metadata), "files": files, "target": target_hash})

@@ -11,15 +11,10 @@ from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
 from cli import app
-from corpus import load_corpus
+from corpus import hash_case, hash_corpus, hash_target, load_corpus
 from ledger import Ledger
-from tasks.hash_corpus import (
-    diff_manifests,
-    hash_case,
-    hash_corpus,
-    hash_loaded_corpus,
-    hash_target,
-)
+from tasks.hash_corpus import hash_loaded_corpus
+from tasks.hash_corpus._hashing import diff_manifests
 
 NAMES = st.sampled_from(["a.py", "b.py", "pkg/c.py", "pkg/d.txt", "tests/test_x.py"])
 TREES = st.dictionaries(NAMES, st.binary(max_size=64), min_size=1, max_size=5)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.models import StageOutput
-from corpus import Corpus, load_corpus
+from corpus import Corpus, hash_target, load_corpus
 from ledger import Ledger
 from tasks.classify import _incremental, classify_corpus
 from tasks.classify._incremental import (
@@ -16,7 +16,6 @@ from tasks.classify._incremental import (
     previous_classifications,
     reusable_results,
 )
-from tasks.hash_corpus import hash_target
 from tests.corpus_loader.builders import case_toml, edit, good_case, write_corpus
 
 # Made against other content: it does not apply to the target.

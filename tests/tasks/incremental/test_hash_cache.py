@@ -11,14 +11,13 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from bughunt.hashing import hash_tree
-from corpus import load_corpus
+from corpus import hash_case, hash_target, load_corpus
 from corpus._hash_cache import (
     HashCache,
     cached_hash_case,
     cached_hash_target,
     hash_cache_at,
 )
-from tasks.hash_corpus import hash_case, hash_target
 from tests.corpus_loader.builders import good_case, write_corpus
 
 NAMES = st.sampled_from(["a.py", "b.py", "pkg/c.py", "pkg/d.txt", "__pycache__/x.pyc"])
