@@ -13,6 +13,7 @@ import tasks.sandbox
 from bughunt.errors import TerminalError
 from flows import nightly_flow
 from ledger import Ledger
+from tasks.sandbox._entry import CorpusMismatch
 from tests.flows.corpora import SEVEN, mini_corpus
 from tests.flows.test_adaptive import params
 
@@ -179,7 +180,7 @@ def test_a_shard_that_reads_another_corpus_stops_before_running(
         return real(inputs, settings, **kw)
 
     monkeypatch.setattr(tasks.sandbox, "run", edited_first)
-    with pytest.raises(tasks.sandbox.CorpusMismatch, match="not the one the run started on"):
+    with pytest.raises(CorpusMismatch, match="not the one the run started on"):
         nightly_flow(params=p)
     assert _rows(store, "nightly-moved")["shards"] == 0
     assert store.query("SELECT count(*) AS n FROM observations") == [{"n": 0}]

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import HOSTNAME, CellExecutor, Limits
+from tasks.sandbox import CellExecutor, Limits
 from tasks.sandbox._cell import MASKED, bwrap_argv, read_status
+from tasks.sandbox._container import HOSTNAME
 from tasks.sandbox._errors import SandboxImageError
 from tasks.sandbox._seccomp import DENIED, NEEDED, cell_profile, tighten
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST

@@ -18,7 +18,6 @@ from tasks.sandbox import (
     ExecResult,
     SandboxCases,
     SandboxSettings,
-    check_contract,
     check_corpus,
     known_checks,
     run_sandbox,
@@ -28,6 +27,7 @@ from tasks.sandbox._contract import (
     CleanVerdict,
     Signature,
     _CleanVerdicts,
+    check_contract,
     judge_buggy,
     judge_clean,
 )

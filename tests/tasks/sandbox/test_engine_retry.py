@@ -27,14 +27,12 @@ from corpus import load_corpus
 from tasks.sandbox import (
     Executor,
     SandboxCases,
-    SandboxEngineError,
-    SandboxImageError,
     SandboxSettings,
     _executor,
     _stage_engine,
     run_sandbox,
 )
-from tasks.sandbox._errors import SandboxRequestError
+from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
 from tests.flows.corpora import mini_corpus
 
 pytestmark = pytest.mark.docker

@@ -12,17 +12,11 @@ from typer.testing import CliRunner
 
 from bughunt.errors import InputError
 from cli import _sandbox
-from tasks.sandbox import (
-    RECIPE,
-    ContainerSpec,
-    ImageRecipe,
-    SandboxUnavailable,
-    connect,
-    ensure_image,
-    image_tag,
-    run_once,
-)
+from tasks.sandbox import RECIPE, connect, ensure_image
+from tasks.sandbox._errors import SandboxUnavailable
+from tasks.sandbox._executor import ContainerSpec, run_once
 from tasks.sandbox._image import dockerfile
+from tasks.sandbox._recipe import ImageRecipe, image_tag
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 
 

@@ -207,7 +207,7 @@ def _describe(pair: Any) -> str:
 
 
 def _reason_ok(expected: str, outcome: ReproOutcome, reason: str | None) -> bool:
-    from tasks.sandbox import FINGERPRINT_REASON
+    from tasks.sandbox._reproduce import FINGERPRINT_REASON
 
     if expected == ANY:
         return True
@@ -305,7 +305,8 @@ done
 
 def _old_container_run(name: str, buggy: bytes, run_id: str, image: str) -> Any:
     """The cheat run buggy×3 then clean×3 in one container, as the old sandbox did."""
-    from tasks.sandbox import ContainerSpec, read_tree, run_once
+    from tasks.sandbox import read_tree
+    from tasks.sandbox._executor import ContainerSpec, run_once
 
     source = cheat_source(name, buggy).encode()
     clean = read_tree(TARGET)

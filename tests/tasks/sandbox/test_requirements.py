@@ -24,9 +24,9 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment
-from tasks.sandbox import ContainerSpec, EnvironmentOwner, ensure_environment, run_once
-from tasks.sandbox._environments import environment_recipe
+from tasks.sandbox._environments import EnvironmentOwner, ensure_environment, environment_recipe
 from tasks.sandbox._errors import SandboxImageError
+from tasks.sandbox._executor import ContainerSpec, run_once
 from tasks.sandbox._fetch import (
     DEFAULT_PIP_INDEX,
     PIP_INDEX_ENV,

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import ContainerSpec, Limits, SandboxImageError, run_once
+from tasks.sandbox import Limits
 from tasks.sandbox._container import UNPACK_FAILED
+from tasks.sandbox._errors import SandboxImageError
+from tasks.sandbox._executor import ContainerSpec, run_once
 from tasks.sandbox._labels import LABEL, RUN_LABEL
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 

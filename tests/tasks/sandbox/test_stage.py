@@ -9,14 +9,12 @@ from hypothesis import given, strategies as st
 
 from bughunt.models import ReproOutcome, Status, Tree
 from corpus import load_corpus
-from tasks.sandbox import (
+from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
+from tasks.sandbox._reproduce import (
     FINGERPRINT_REASON,
     HANG_REASON,
-    SandboxCases,
-    SandboxSettings,
     decide_outcome,
     derive_seed,
-    run_sandbox,
     schedule,
 )
 from tests.flows.corpora import mini_corpus
