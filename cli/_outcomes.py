@@ -32,14 +32,8 @@ from tasks.outcomes import (
     summarize,
     unscored_rows,
 )
-from tasks.report import (
-    RunSummary,
-    find_summary,
-    headline_lines,
-    load_summary,
-    resolve_run_id,
-    run_counts,
-)
+from tasks.report import RunSummary, find_summary, headline_lines, load_summary, run_counts
+from tasks.report.runs import resolve_run_id
 
 FilesArg = Annotated[
     list[Path],

@@ -12,16 +12,8 @@ from bughunt.models import RunKind
 from cli._common import JsonOpt, LedgerOpt, guarded, print_json, print_rows
 from ledger import Ledger
 from tasks.flakes import parse_since
-from tasks.report import (
-    default_out_dir,
-    list_runs,
-    load_history,
-    load_summary,
-    pr_comment,
-    previous_nightly,
-    resolve_run_id,
-    write_report,
-)
+from tasks.report import default_out_dir, load_summary, pr_comment, write_report
+from tasks.report.runs import list_runs, load_history, previous_nightly, resolve_run_id
 
 
 class ReportFormat(StrEnum):

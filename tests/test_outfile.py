@@ -22,7 +22,7 @@ from cli import app
 from corpus._hash_cache import HashCache
 from ledger import Ledger
 from tasks.report import RunSummary, write_report
-from tasks.report._history import History
+from tasks.report.runs import History
 from tests.tasks.report.conftest import make_history, make_summary
 
 runner = CliRunner()

@@ -2,7 +2,8 @@
 
 Rendering is pure (a RunSummary and a History in, text out); the shells are
 :func:`write_report` (files), :func:`publish_artifacts` (Prefect) and the
-ledger readers :func:`load_summary` and :func:`load_history`.
+ledger reader :func:`load_summary`. The past runs in the ledger (one row per run, the
+series the charts draw) are :mod:`tasks.report.runs`.
 docs/report.md describes every section and the escaping rules.
 """
 
@@ -23,13 +24,7 @@ if TYPE_CHECKING:
         publish as publish,
         run as run,
     )
-    from tasks.report._history import load_history as load_history
     from tasks.report._model import RunSummary as RunSummary
-    from tasks.report._runs import (
-        list_runs as list_runs,
-        previous_nightly as previous_nightly,
-        resolve_run_id as resolve_run_id,
-    )
     from tasks.report._write import (
         default_out_dir as default_out_dir,
         find_summary as find_summary,

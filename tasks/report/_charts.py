@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from bughunt.models import RunKind
 from tasks.report._escape import sanitize_svg
-from tasks.report._history import (
+from tasks.report.runs import (
     ConsistencyPoint,
     FlakePoint,
     History,

@@ -25,11 +25,10 @@ from tasks.hash_corpus import HashResult
 from tasks.report._artifacts import publish_artifacts
 from tasks.report._comment import pr_comment
 from tasks.report._format import wins_phrase
-from tasks.report._history import load_history
 from tasks.report._model import RunSummary
-from tasks.report._runs import previous_nightly
 from tasks.report._summary import build_summary
 from tasks.report._write import write_outputs, write_report, write_transcripts
+from tasks.report.runs import load_history, previous_nightly
 from tasks.sandbox import SandboxResult
 from tasks.score import ScoreResult, last_calibration
 

@@ -28,9 +28,9 @@ from bughunt.text import visible
 from tasks.report import _format as fmt
 from tasks.report._counts import NOT_JUDGED
 from tasks.report._escape import MdSafe, clip, md_escape
-from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._view import ReproCount, View, build_view
+from tasks.report.runs import History
 
 MD_TEMPLATE = "report.md.j2"
 HTML_TEMPLATE = "report.html.j2"

@@ -15,8 +15,8 @@ from tasks.report._charts import Chart, charts
 from tasks.report._counts import CallRow, call_rows, count_lines, run_counts
 from tasks.report._escape import MdSafe
 from tasks.report._format import FEW_CASES
-from tasks.report._history import History
 from tasks.report._model import CaseRow, RunSummary
+from tasks.report.runs import History
 from tasks.score.pairs import WinRate
 
 UNCATEGORISED = "uncategorised"

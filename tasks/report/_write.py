@@ -20,10 +20,10 @@ from bughunt.errors import InputError, TerminalError
 from bughunt.models import run_id_name
 from bughunt.outfile import write_output
 from ledger import Ledger, runs_folder
-from tasks.report._history import History
 from tasks.report._model import RunSummary
 from tasks.report._render import render_html, render_markdown
 from tasks.report._summary import outputs_path, transcript_path
+from tasks.report.runs import History
 from tasks.sandbox import PairResult, SandboxResult
 
 REPORT_STAGE = "report"

@@ -41,8 +41,8 @@ from tasks.flakes import FlakyTest
 from tasks.gate import GateDecision
 from tasks.outcomes import summarize
 from tasks.report import RunSummary
-from tasks.report._history import ConsistencyPoint, FlakePoint, History, ReproPoint, WinRatePoint
 from tasks.report._model import CaseRow, VersionRepro
+from tasks.report.runs import ConsistencyPoint, FlakePoint, History, ReproPoint, WinRatePoint
 from tasks.score import CallCounts, JudgeHealth
 from tasks.score.pairs import JudgeRef, PairCall, PairInput, StrategyConfig, score_pairs
 from tests.conftest import ROOT

@@ -31,8 +31,8 @@ from tasks.report._artifacts import (
     publish_artifacts,
 )
 from tasks.report._escape import clip, md_escape
-from tasks.report._history import History
 from tasks.report._render import render_markdown
+from tasks.report.runs import History
 from tests.tasks.report.conftest import hostile_rationale, hostile_strings
 
 KEY = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from tasks.report import RunSummary, write_report
-from tasks.report._history import History
 from tasks.report._render import render_html
+from tasks.report.runs import History
 from tests.chromium import run_chromium, trap
 
 WINDOW = (1280, 2400)

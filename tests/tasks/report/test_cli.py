@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from cli._report import register
 from ledger import Ledger, runs_folder
-from tasks.report import RunSummary, load_history, write_report
-from tasks.report._history import History
+from tasks.report import RunSummary, write_report
+from tasks.report.runs import History, load_history
 from tests.tasks.report.conftest import report_checkpoint
 from tests.tasks.report.test_history import night
 

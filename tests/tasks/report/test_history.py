@@ -24,8 +24,7 @@ from bughunt.models import (
     VerdictOutcome,
 )
 from ledger import Ledger
-from tasks.report import load_history
-from tasks.report._history import History
+from tasks.report.runs import History, load_history
 
 T0 = datetime(2026, 11, 20, 2, 0, tzinfo=UTC)
 

@@ -13,8 +13,8 @@ from tasks.outcomes import summarize
 from tasks.report import RunSummary
 from tasks.report._charts import charts, run_labels
 from tasks.report._escape import clip
-from tasks.report._history import History
 from tasks.report._render import render_html, render_markdown
+from tasks.report.runs import History
 from tasks.score import JudgeHealth
 from tests.tasks.report.conftest import hostile_strings
 

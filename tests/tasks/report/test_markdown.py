@@ -18,8 +18,8 @@ from bughunt.models import RunKind
 from tasks.gate import GateDecision, GateOutcome
 from tasks.report import RunSummary
 from tasks.report._escape import clip, md_escape
-from tasks.report._history import History
 from tasks.report._render import render_html, render_markdown
+from tasks.report.runs import History
 from tests.tasks.report.conftest import hostile_rationale, hostile_strings, make_summary
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.md"

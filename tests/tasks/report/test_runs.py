@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from bughunt.models import RunInfo, RunKind, RunStatus, StageOutput
 from cli import app
 from ledger import Ledger
-from tasks.report import RunSummary, default_out_dir, list_runs, write_report
-from tasks.report._history import History
+from tasks.report import RunSummary, default_out_dir, write_report
+from tasks.report.runs import History, list_runs
 from tests.tasks.report.conftest import report_checkpoint
 
 T0 = datetime(2026, 11, 30, 2, 0)
@@ -99,7 +99,7 @@ def test_the_command_prints_every_run(ledger: Ledger, summary: RunSummary, args:
 def test_a_run_is_named_by_a_unique_start_of_its_id(ledger: Ledger, summary: RunSummary) -> None:
     """`report --run` takes a unique prefix; several starting alike, or none, are named."""
     from bughunt.errors import InputError
-    from tasks.report import resolve_run_id
+    from tasks.report.runs import resolve_run_id
 
     for run_id in ("nightly-a1", "nightly-a2", "pr-b1"):
         _events(ledger, summary.model_copy(update={"run_id": run_id}), closed_after_s=1)
@@ -153,7 +153,7 @@ def test_the_last_nightly_is_the_latest_one_started_before_the_run(
     ledger: Ledger, summary: RunSummary
 ) -> None:
     """Of the nightlies with a report, the latest that started before the PR run; none later."""
-    from tasks.report import previous_nightly
+    from tasks.report.runs import previous_nightly
 
     pr = _pr_run()
     _events(ledger, summary, closed_after_s=5)

@@ -12,9 +12,9 @@ from bughunt.errors import TerminalError
 from bughunt.models import StageOutput
 from ledger import Ledger
 from tasks.report import RECORD, RunSummary, load_summary, write_report
-from tasks.report._history import History
 from tasks.report._render import render_html, render_markdown
 from tasks.report._write import REPORT_STAGE, canonical, report_payload, summary_json
+from tasks.report.runs import History
 from tests.tasks.report.conftest import report_checkpoint
 
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from bughunt.errors import InputError
 from bughunt.models import RunKind, RunStatus
 from ledger import Ledger
-from tasks.report._model import RunSummary
-from tasks.report._write import REPORT_STAGE, default_out_dir
+from tasks.report import RunSummary, default_out_dir
+from tasks.report._write import REPORT_STAGE
 
 
 class RunRow(BaseModel):
@@ -197,7 +197,7 @@ def resolve_run_id(ledger: Ledger, given: str) -> str:
 
 def previous_nightly(ledger: Ledger, summary: RunSummary) -> RunSummary | None:
     """The summary of the latest nightly that started before ``summary``'s run, if any."""
-    from tasks.report._write import find_summary
+    from tasks.report import find_summary
 
     rows = ledger.query(
         f"SELECT run_id FROM ({_EVENTS}) WHERE kind = 'nightly' AND run_id <> ? "  # noqa: S608
