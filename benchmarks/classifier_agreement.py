@@ -26,7 +26,8 @@ from pathlib import Path
 
 from bughunt.models import BugCategory
 from corpus import propose_mutants
-from tasks.classify import Confusion, categorize, confusion, parse_patch
+from tasks.classify import Confusion, categorize, confusion
+from tasks.classify.patch import parse_patch
 from tasks.sandbox import read_tree
 
 ROOT = Path(__file__).resolve().parents[1]

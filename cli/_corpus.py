@@ -17,7 +17,8 @@ from bughunt.models import BugCategory
 from bughunt.safeio import read_input
 from cli._common import JsonOpt, console, err_console, fail, guarded, print_json, print_rows
 from corpus import load_corpus
-from tasks.classify import ClassifyResult, changed_paths, classify_corpus
+from tasks.classify import ClassifyResult, classify_corpus
+from tasks.classify.patch import changed_paths
 
 if TYPE_CHECKING:
     from tasks.make_corpus import Verdict

@@ -34,7 +34,8 @@ from flows._runner import check_runner_env
 from flows.params import RunParams, new_run_id, run_seed
 from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger, runs_folder
-from tasks.classify import CaseScope, changed_paths, plan_for_changed
+from tasks.classify import CaseScope, plan_for_changed
+from tasks.classify.patch import changed_paths
 from tasks.sandbox import corpus_images
 
 

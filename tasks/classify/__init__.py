@@ -1,19 +1,20 @@
 """Stage 1, classify (docs/architecture.md#the-stages): validate each case's patch, label its bug category, plan the run.
 
 - :func:`classify_corpus` — the whole stage in one call.
-- :func:`validate_patch` — the bad-input checks of one patch (docs/architecture.md#bad-input), then ``git apply --check``.
 - :func:`check_target_tree`, :func:`symlink_problem` — the one rule for symlinks in a target tree
   (none at all), shared with the sandbox (``tasks/classify/_target.py``).
-- :func:`parse_patch`, :func:`categorize` — the pure core: diff → files/hunks → category.
+- :func:`categorize` — the pure core: a parsed patch (files, hunks) → its category.
 - :func:`plan_for_changed` — a PR's changed paths → the cases to run;
   :func:`impact_config_of` — the globs of the repository holding a corpus.
 - :func:`confusion` — how far two labellings agree (:class:`Confusion`, with ``.markdown()``),
   the one measure of the classifier against hand labels and the mutation proposer's.
 
-The stage reusing earlier results of unchanged cases (the Prefect task's body) is in
-``tasks/classify/_incremental.py``. How a patch becomes changes is documented in
-``tasks/classify/_changes.py``, the category rules and their priority order in
-``tasks/classify/_rules.py``, the impact rules and default globs in ``tasks/classify/_impact.py``.
+A patch parsed into files and hunks, checked for bad input (docs/architecture.md#bad-input)
+and applied with ``git apply`` is :mod:`tasks.classify.patch`. The stage reusing earlier
+results of unchanged cases (the Prefect task's body) is in ``tasks/classify/_incremental.py``.
+How a patch becomes changes is documented in ``tasks/classify/_changes.py``, the category
+rules and their priority order in ``tasks/classify/_rules.py``, the impact rules and default
+globs in ``tasks/classify/_impact.py``.
 """
 
 from __future__ import annotations
@@ -29,11 +30,6 @@ if TYPE_CHECKING:
         classify_corpus as classify_corpus,
         plan_for_changed as plan_for_changed,
     )
-    from tasks.classify._diff import (
-        ParsedPatch as ParsedPatch,
-        changed_paths as changed_paths,
-        parse_patch as parse_patch,
-    )
     from tasks.classify._entry import (
         RECORD as RECORD,
         ClassifyInputs as ClassifyInputs,
@@ -46,11 +42,6 @@ if TYPE_CHECKING:
     from tasks.classify._target import (
         check_target_tree as check_target_tree,
         symlink_problem as symlink_problem,
-    )
-    from tasks.classify._validate import (
-        git_apply_argv as git_apply_argv,
-        git_apply_env as git_apply_env,
-        validate_patch as validate_patch,
     )
 
 

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from bughunt.errors import InputError
 from bughunt.models import BugCategory
 from corpus import DEFAULT_MAX_PATCH_BYTES, Corpus, LoadedCase, RejectedCase
-from tasks.classify._diff import FileStatus, ParsedPatch, changed_paths
 from tasks.classify._impact import (
     CaseScope,
     CorpusLayout,
@@ -27,7 +26,13 @@ from tasks.classify._impact import (
 )
 from tasks.classify._rules import Evidence, categorize
 from tasks.classify._target import check_target_tree
-from tasks.classify._validate import DEFAULT_APPLY_TIMEOUT_S, validate_patch
+from tasks.classify.patch import (
+    DEFAULT_APPLY_TIMEOUT_S,
+    FileStatus,
+    ParsedPatch,
+    changed_paths,
+    validate_patch,
+)
 
 
 @dataclass(frozen=True, slots=True)

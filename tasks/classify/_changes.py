@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from tasks.classify._diff import FilePatch, FileStatus, HunkPatch, ParsedPatch
+from tasks.classify.patch import FilePatch, FileStatus, HunkPatch, ParsedPatch
 
 # --- tokens ------------------------------------------------------------------
 

@@ -36,7 +36,6 @@ from tasks.classify._changes import (
     is_subsequence,
     token_diff,
 )
-from tasks.classify._diff import ParsedPatch
 from tasks.classify._shapes import (
     ASSIGN_OPS,
     CLOSERS,
@@ -49,6 +48,7 @@ from tasks.classify._shapes import (
     removals,
     top_level,
 )
+from tasks.classify.patch import ParsedPatch
 
 # --- rules -------------------------------------------------------------------
 

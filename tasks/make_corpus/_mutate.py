@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from bughunt.errors import InputError
 from bughunt.models import BugCategory, ContractStatus, Symptom
 from corpus import DEFAULT_ORACLE, Mutant, propose_mutants
-from tasks.classify import categorize, parse_patch
+from tasks.classify import categorize
+from tasks.classify.patch import parse_patch
 from tasks.make_corpus._write import (
     AgentTables,
     TargetTable,

@@ -17,7 +17,7 @@ A bad instance (a missing field, a repository not in ``--repos``, a commit
 it lacks, a patch that does not apply) is skipped with its line and reason;
 the others are imported. Nothing of an instance is read on the host before it
 is checked: both patches go through classify's validation
-(:func:`tasks.classify.validate_patch`: relative paths inside the tree, no
+(:func:`tasks.classify.patch.validate_patch`: relative paths inside the tree, no
 ``..``, no symlink, applies) before a file they name is read, and a file is
 read only when it is a regular file (:mod:`bughunt.safeio`). The corpus is
 written into a folder next to ``--out`` and moved into place whole.
@@ -42,13 +42,8 @@ from bughunt import jsontext
 from bughunt.errors import InputError
 from bughunt.models import Case
 from bughunt.safeio import TREE_FILE_LIMIT, copy_tree, read_input, read_text_input
-from tasks.classify import (
-    ParsedPatch,
-    check_target_tree,
-    git_apply_argv,
-    git_apply_env,
-    validate_patch,
-)
+from tasks.classify import check_target_tree
+from tasks.classify.patch import ParsedPatch, git_apply_argv, git_apply_env, validate_patch
 from tasks.make_corpus._write import (
     TargetTable,
     agent_tables,

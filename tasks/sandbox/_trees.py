@@ -14,7 +14,8 @@ from pathlib import Path
 from bughunt.errors import InputError
 from bughunt.safeio import TREE_FILE_LIMIT, copy_tree, read_input, special_entry
 from corpus import TREE_EXCLUDE
-from tasks.classify import git_apply_argv, git_apply_env, symlink_problem
+from tasks.classify import symlink_problem
+from tasks.classify.patch import git_apply_argv, git_apply_env
 
 Files = dict[str, bytes]
 

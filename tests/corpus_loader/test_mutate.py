@@ -11,7 +11,8 @@ import pytest
 
 from bughunt.models import BugCategory
 from corpus._mutate import Mutant, is_test_file, mutant_key, propose_mutants
-from tasks.classify import categorize, parse_patch
+from tasks.classify import categorize
+from tasks.classify.patch import parse_patch
 from tasks.sandbox import apply_patch, read_tree
 
 C = BugCategory

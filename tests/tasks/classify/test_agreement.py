@@ -16,7 +16,8 @@ import pytest
 
 from bughunt.models import BugCategory
 from corpus import Mutant, propose_mutants
-from tasks.classify import Confusion, categorize, confusion, parse_patch
+from tasks.classify import Confusion, categorize, confusion
+from tasks.classify.patch import parse_patch
 from tasks.sandbox import read_tree
 
 C = BugCategory

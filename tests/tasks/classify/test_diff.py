@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bughunt.errors import InputError
-from tasks.classify import changed_paths, parse_patch
-from tasks.classify._diff import FileStatus, language_of, unquote_name
+from tasks.classify.patch import FileStatus, changed_paths, parse_patch
+from tasks.classify.patch._diff import language_of, unquote_name
 
 GIT_PATCH = b"""\
 From 1234 Mon Sep 17 00:00:00 2001

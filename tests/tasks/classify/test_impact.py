@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import PipelineStage
-from tasks.classify import CaseScope, ImpactConfig, changed_paths
+from tasks.classify import CaseScope, ImpactConfig
 from tasks.classify._impact import (
     DOCS_ONLY,
     CorpusLayout,
@@ -20,6 +20,7 @@ from tasks.classify._impact import (
     load_impact_config,
     plan_for_paths,
 )
+from tasks.classify.patch import changed_paths
 
 LAYOUT = CorpusLayout(
     root="corpus/demo", cases="corpus/demo/cases", case_ids=frozenset({"cmp-a", "obo-b", "ret-c"})

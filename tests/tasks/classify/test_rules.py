@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bughunt.models import BugCategory
-from tasks.classify import categorize, parse_patch
+from tasks.classify import categorize
 from tasks.classify._changes import Change, CodeLine, extract_changes, tokenize
 from tasks.classify._rules import decide
+from tasks.classify.patch import parse_patch
 
 
 def _decide(before: str, after: str, path: str = "m.py") -> BugCategory:

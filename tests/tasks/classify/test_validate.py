@@ -10,8 +10,7 @@ import pytest
 
 from bughunt.errors import InputError, TerminalError
 from bughunt.hashing import hash_tree
-from tasks.classify import validate_patch
-from tasks.classify._diff import FileStatus
+from tasks.classify.patch import FileStatus, validate_patch
 from tests.corpus_loader.builders import edit, write_corpus
 
 
@@ -167,9 +166,9 @@ def test_huge_patch_is_rejected_unparsed(target: Path, monkeypatch: pytest.Monke
     def boom(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("a huge patch must not get this far")
 
-    monkeypatch.setattr("tasks.classify._validate.decode_utf8", boom)
-    monkeypatch.setattr("tasks.classify._validate.parse_patch", boom)
-    monkeypatch.setattr("tasks.classify._validate.subprocess.run", boom)
+    monkeypatch.setattr("tasks.classify.patch._validate.decode_utf8", boom)
+    monkeypatch.setattr("tasks.classify.patch._validate.parse_patch", boom)
+    monkeypatch.setattr("tasks.classify.patch._validate.subprocess.run", boom)
     data = b"+" * (50 * 1024 * 1024)
     started = time.perf_counter()
     err = _rejects(target, data)

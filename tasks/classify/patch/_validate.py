@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bughunt.errors import InputError, TerminalError
 from corpus import DEFAULT_MAX_PATCH_BYTES
-from tasks.classify._diff import DEV_NULL, FilePatch, ParsedPatch, decode_utf8, parse_patch
+from tasks.classify.patch._diff import DEV_NULL, FilePatch, ParsedPatch, decode_utf8, parse_patch
 
 DEFAULT_APPLY_TIMEOUT_S = 30.0
 """Wall-clock limit of one ``git apply --check`` dry run."""
