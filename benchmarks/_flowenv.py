@@ -26,7 +26,7 @@ def warm_up() -> float:
     """Start what a deployed night finds running: Prefect's API and the sandbox image. Seconds."""
     from prefect import flow
 
-    from tasks.sandbox import connect, ensure_image
+    from tasks.sandbox.engine import connect, ensure_image
 
     start = time.perf_counter()
     ensure_image(connect())

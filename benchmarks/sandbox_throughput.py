@@ -7,7 +7,7 @@ with the same hardening (no network, read-only root, tmpfs for every
 writable place, no capabilities, no-new-privileges, uid 10001, memory / CPU
 / pids limits, init, a deadline) and the same number of workers. The stage
 runs every execution in fresh namespaces inside a reused hardened cell
-(``tasks/sandbox/_cell.py``); the baseline runs ``docker run --rm`` per
+(``tasks/sandbox/engine/_cell.py``); the baseline runs ``docker run --rm`` per
 execution through the docker CLI, as a hand-written script would.
 
 A pair whose test hangs is left out of both sides: its deadline waits
@@ -24,7 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from benchmarks._executions import demo_executions
-from tasks.sandbox import RECIPE, TEST_FILE, Limits, ensure_image, pack_workspace
+from tasks.sandbox import TEST_FILE
+from tasks.sandbox.engine import RECIPE, Limits, ensure_image, pack_workspace
 
 
 def docker_run(image: str, payload: bytes, limits: Limits, timeout_s: float) -> int:

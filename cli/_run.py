@@ -36,9 +36,9 @@ def _local_prefect() -> None:
 
 
 def _sweep_leftovers(run_id: str | None) -> None:
-    """Claim ``run_id`` and sweep what killed runs left (``tasks.sandbox.claim_and_sweep``);
+    """Claim ``run_id`` and sweep what killed runs left (``tasks.sandbox.engine.claim_and_sweep``);
     the docker SDK is imported here, once the inputs are known to be good."""
-    from tasks.sandbox import claim_and_sweep
+    from tasks.sandbox.engine import claim_and_sweep
 
     claim_and_sweep(run_id)
 

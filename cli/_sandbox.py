@@ -60,7 +60,7 @@ def build(
     """
     # imported late: docker is only needed here
     from corpus import load_corpus
-    from tasks.sandbox import corpus_images, ensure_corpus_images, ensure_image
+    from tasks.sandbox.engine import corpus_images, ensure_corpus_images, ensure_image
 
     loaded = load_corpus(corpus) if corpus is not None else None
     if loaded is not None:
@@ -93,7 +93,7 @@ def build(
         a.name for a in (loaded.config.agents if loaded else []) if a.network and a.network.allow
     ]
     if tunnelling:  # their gateways run squid: its image too, so a run never builds it
-        from tasks.sandbox import connect, gateway_image
+        from tasks.sandbox.engine import connect, gateway_image
 
         tag = gateway_image(connect(), base=result.tag, agent=tunnelling[0])
         console.print(f"{tag} gateway image for {', '.join(tunnelling)}", markup=False)

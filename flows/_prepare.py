@@ -36,7 +36,7 @@ from judging.judges import JudgeConfig, build_judge, load_judges
 from ledger import Ledger, runs_folder
 from tasks.classify import CaseScope, plan_for_changed
 from tasks.classify.patch import changed_paths
-from tasks.sandbox import corpus_images
+from tasks.sandbox.engine import corpus_images
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Standard-library Python run by the sandbox base image's ``python3``, and
 imports nothing else of the project (an import contract in pyproject.toml
-holds it to that). ``tasks/sandbox/_gateway.py`` ships the package into the
+holds it to that). ``tasks/sandbox/engine/_gateway.py`` ships the package into the
 gateway's folder and ``forward.py`` alone into each execution's. The host
 uses two of its modules as well: ``secrets`` (scrubbing secret values from
 text) and ``hostport`` (canonical ``host:port`` pairs).

@@ -1,6 +1,6 @@
 """The model gateway: runs in its own container, the only way an agent reaches its model.
 
-It is started once per (run, agent) by ``tasks/sandbox/_gateway.py`` with
+It is started once per (run, agent) by ``tasks/sandbox/engine/_gateway.py`` with
 ``/gw`` (a folder of the host) mounted, as ``python3 -m gateway.gateway`` in
 ``/gw`` (the package is shipped there), and serves:
 

@@ -47,17 +47,14 @@ from tasks.make_corpus._write import (
     write_corpus_toml,
 )
 from tasks.sandbox import (
-    CellExecutor,
     Files,
     TargetContract,
     apply_patch,
-    connect,
     contract_seed,
-    ensure_image,
-    map_bounded,
     read_tree,
     suite_signature,
 )
+from tasks.sandbox.engine import CellExecutor, connect, ensure_image, map_bounded
 
 log = logging.getLogger("bughunt.mutate")
 

@@ -24,11 +24,8 @@ from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from bughunt.safeio import read_input
 from gateway.secrets import Scrubber
-from tasks.sandbox._container import ExecResult, Limits, MiB
-from tasks.sandbox._errors import SandboxRequestError
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._trees import Files, prefixed, read_tree
+from tasks.sandbox.engine import ExecResult, Executor, Gateway, Limits, MiB, SandboxRequestError
 
 AGENT_OUTPUT_CAP = 1024 * 1024
 """Largest report read back; also the bytes of agent output kept at each end."""
@@ -155,7 +152,7 @@ class AgentContainer:
     limits: Limits
     """The run's limits (the agent's own ``memory_mb`` and ``cpus`` win)."""
     client: object | None = None
-    """The engine (default: :func:`~tasks.sandbox._engine.connect`'s)."""
+    """The engine (default: :func:`~tasks.sandbox.engine._engine.connect`'s)."""
 
 
 def run_agent(
@@ -182,7 +179,7 @@ def run_agent(
     ``scrubber`` (the run's) holds.
 
     The container has no network interface. An agent with a network table
-    needs its run's ``gateway`` (:class:`~tasks.sandbox._gateway.Gateway`):
+    needs its run's ``gateway`` (:class:`~tasks.sandbox.engine._gateway.Gateway`):
     the execution gets its own socket to it and ``OPENAI_BASE_URL`` pointing
     there; without one such an agent is refused, never run with a network.
     """

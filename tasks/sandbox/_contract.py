@@ -53,12 +53,10 @@ from corpus import (
     target_test_files,
 )
 from ledger import Ledger, arrow_to_rows
-from tasks.sandbox._container import ExecResult
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._pool import map_bounded
 from tasks.sandbox._reproduce import HANG_SHARE, derive_seed
 from tasks.sandbox._rewrites import suite_outcome as outcome, suite_signature
 from tasks.sandbox._trees import Files, apply_patch, read_tree
+from tasks.sandbox.engine import ExecResult, Executor, map_bounded
 
 Signature = tuple[str, frozenset[str]]
 Suite = Callable[[Files], tuple[Signature, float]]

@@ -9,10 +9,9 @@ from collections.abc import Mapping, Sequence
 from bughunt.models import ContractCheck, ContractStatus
 from corpus import Corpus
 from tasks.sandbox._contract import check_contract
-from tasks.sandbox._environments import RunImages
-from tasks.sandbox._pool import pool_size
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import StageEngine
+from tasks.sandbox.engine import RunImages, pool_size
 
 
 def contract_checks(

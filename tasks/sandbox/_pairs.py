@@ -20,10 +20,7 @@ from tasks.sandbox._agents import (
     recorded_report,
     run_agent,
 )
-from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
-from tasks.sandbox._gateway import Gateway
 from tasks.sandbox._jobs import Job
-from tasks.sandbox._pool import map_bounded, pool_size
 from tasks.sandbox._reproduce import (
     FINGERPRINT_REASON,
     PairIds,
@@ -35,6 +32,13 @@ from tasks.sandbox._reproduce import (
 from tasks.sandbox._result import AgentTrace, PairResult, agent_trace
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import StageEngine
+from tasks.sandbox.engine import (
+    Gateway,
+    SandboxEngineError,
+    SandboxRequestError,
+    map_bounded,
+    pool_size,
+)
 
 
 @dataclass(frozen=True, slots=True)

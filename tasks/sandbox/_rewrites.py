@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 
 from bughunt.models import ContractCheck, RewriteLevel
 from corpus import FileMemo, TargetConfig, rewrite_tree, target_test_files
-from tasks.sandbox._container import ExecResult
-from tasks.sandbox._executor import Executor
 from tasks.sandbox._reproduce import CaseTrees, derive_seed
 from tasks.sandbox._trees import Files
+from tasks.sandbox.engine import ExecResult, Executor
 
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
 

@@ -16,14 +16,18 @@ from typing import Any
 
 from bughunt.models import AgentVersion
 from corpus import Corpus
-from tasks.sandbox._cell import CellExecutor
-from tasks.sandbox._container import Limits
-from tasks.sandbox._engine import connect
-from tasks.sandbox._environments import RunImages, announce, ensure_corpus_images
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._image import ensure_image
 from tasks.sandbox._settings import SandboxSettings
-from tasks.sandbox._sweep import sweep
+from tasks.sandbox.engine import (
+    CellExecutor,
+    Executor,
+    Limits,
+    RunImages,
+    announce,
+    connect,
+    ensure_corpus_images,
+    ensure_image,
+    sweep,
+)
 
 Executors = Mapping[str, tuple[Executor, str]]
 """Per target name, the executor that runs its cases and the id of its image."""

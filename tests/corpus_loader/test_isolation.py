@@ -192,7 +192,7 @@ def _agent(network: AgentNetwork, env: list[str] | None = None) -> AgentVersion:
 def test_the_engines_host_network_and_gateway_address_are_refused() -> None:
     """With the engine's inspection: the host driver, and a model at the bridge's gateway (the
     host's own address there), are refused; another host on the bridge is not."""
-    from tasks.sandbox import connect
+    from tasks.sandbox.engine import connect
 
     client = connect()
     host_net = client.networks.get("host").attrs

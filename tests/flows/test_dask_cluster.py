@@ -22,7 +22,7 @@ import pytest
 from distributed import Client, get_task_stream
 
 from ledger import Ledger
-from tasks.sandbox._labels import RUN_LABEL
+from tasks.sandbox.engine._labels import RUN_LABEL
 from tests.flows.corpora import SEVEN, case_diff, mini_corpus
 from tests.flows.servers import Cluster, Server, dask_cluster
 

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from tasks.sandbox import connect, ensure_image
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
+from tasks.sandbox.engine import connect, ensure_image
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL
 from tests.flows.corpora import mini_corpus
 from tests.flows.test_crash_and_concurrency import bughunt, stages_done
 

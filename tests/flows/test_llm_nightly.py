@@ -20,7 +20,7 @@ import pytest
 from bughunt.models import ReproOutcome
 from flows import RunParams, nightly_flow
 from ledger import Ledger
-from tasks.sandbox import connect, ensure_image
+from tasks.sandbox.engine import connect, ensure_image
 from tests.fixtures import model_upstream, scripted_model
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.leaks import assert_no_leak

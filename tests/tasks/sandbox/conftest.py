@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tasks.sandbox import connect, ensure_image
-from tasks.sandbox._labels import LABEL, RUN_LABEL
+from tasks.sandbox.engine import connect, ensure_image
+from tasks.sandbox.engine._labels import LABEL, RUN_LABEL
 
 PASSING_TEST = {"test_ok.py": "def test_ok():\n    assert 1 + 1 == 2\n"}
 PYTEST = ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider")

@@ -10,8 +10,8 @@ import sys
 import threading
 import time
 
-from tasks.sandbox import Executor, connect
-from tasks.sandbox._labels import LABEL, RUN_LABEL
+from tasks.sandbox.engine import Executor, connect
+from tasks.sandbox.engine._labels import LABEL, RUN_LABEL
 
 
 def main() -> None:

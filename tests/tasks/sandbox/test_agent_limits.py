@@ -16,7 +16,7 @@ from tasks.sandbox._agents import (
     agent_limits,
     run_agent,
 )
-from tasks.sandbox._container import Limits, MiB
+from tasks.sandbox.engine._container import Limits, MiB
 
 # The container's own cgroup limits, under cgroup v2 or v1: "<quota> <period> <memory bytes>".
 SHOW_LIMITS = (

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import CellExecutor, Limits
-from tasks.sandbox._cell import MASKED, bwrap_argv, read_status
-from tasks.sandbox._container import HOSTNAME
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._seccomp import DENIED, NEEDED, cell_profile, tighten
+from tasks.sandbox.engine import CellExecutor, Limits
+from tasks.sandbox.engine._cell import MASKED, bwrap_argv, read_status
+from tasks.sandbox.engine._container import HOSTNAME
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._seccomp import DENIED, NEEDED, cell_profile, tighten
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 from tests.tasks.sandbox.test_executor import (
     AGE,
@@ -286,7 +286,7 @@ def test_on_a_dask_worker_the_next_shard_takes_the_last_one_s_idle_cell(
     """A worker runs a run's shards one after another, each closing its executor: the next
     executor made alike takes the idle cell (its executions still start from nothing), one
     made otherwise never does, and a cell no shard takes is removed after ``PARK_S``."""
-    import tasks.sandbox._cell as cells
+    import tasks.sandbox.engine._cell as cells
 
     monkeypatch.setattr(cells, "on_dask_worker", lambda: True)
     monkeypatch.setattr(cells, "PARK_S", 2.0)
@@ -328,7 +328,7 @@ def test_a_parked_cell_that_died_is_replaced(
 ) -> None:
     """A parked cell killed before the next shard takes it costs that shard a new cell, not
     an error."""
-    import tasks.sandbox._cell as cells
+    import tasks.sandbox.engine._cell as cells
 
     monkeypatch.setattr(cells, "on_dask_worker", lambda: True)
     with CellExecutor(run_id=run_id, client=docker_client) as first:

@@ -13,15 +13,7 @@ import pytest
 from bughunt.models import ContractCheck, ContractStatus, ReproOutcome, RewriteLevel, Symptom
 from corpus import DEFAULT_ORACLE, load_corpus
 from ledger import Ledger
-from tasks.sandbox import (
-    CellExecutor,
-    ExecResult,
-    SandboxCases,
-    SandboxSettings,
-    check_corpus,
-    known_checks,
-    run_sandbox,
-)
+from tasks.sandbox import SandboxCases, SandboxSettings, check_corpus, known_checks, run_sandbox
 from tasks.sandbox._contract import (
     CaseVerdict,
     CleanVerdict,
@@ -31,6 +23,7 @@ from tasks.sandbox._contract import (
     judge_buggy,
     judge_clean,
 )
+from tasks.sandbox.engine import CellExecutor, ExecResult
 
 OK: Signature = ("exit 0", frozenset())
 FAILS: Signature = ("exit 1", frozenset({"tests/test_m.py::test_a"}))

@@ -24,15 +24,9 @@ from urllib3.exceptions import ProtocolError
 from bughunt.errors import TerminalError, TransientError
 from bughunt.models import ReproOutcome
 from corpus import load_corpus
-from tasks.sandbox import (
-    Executor,
-    SandboxCases,
-    SandboxSettings,
-    _executor,
-    _stage_engine,
-    run_sandbox,
-)
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
+from tasks.sandbox import SandboxCases, SandboxSettings, _stage_engine, run_sandbox
+from tasks.sandbox.engine import Executor, _executor
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
 from tests.flows.corpora import mini_corpus
 
 pytestmark = pytest.mark.docker

@@ -23,16 +23,16 @@ from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment, ReproOutcome
 from cli import _sandbox
 from corpus import load_corpus
-from tasks.sandbox import _envbuild, _environments, corpus_images
-from tasks.sandbox._environments import (
+from tasks.sandbox.engine import _envbuild, _environments, corpus_images
+from tasks.sandbox.engine._environments import (
     EnvironmentBuild,
     EnvironmentOwner,
     ensure_environment,
     environment_recipe,
 )
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._executor import ContainerSpec, run_once
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._executor import ContainerSpec, run_once
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.tasks.sandbox.pairs import one_pair
 

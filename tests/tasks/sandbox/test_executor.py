@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from docker.errors import NotFound
 
-from tasks.sandbox import ExecResult, Executor, Limits, map_bounded
-from tasks.sandbox._container import HOSTNAME
-from tasks.sandbox._executor import run_once
-from tasks.sandbox._labels import LABEL, RUN_LABEL
-from tasks.sandbox._sweep import sweep
+from tasks.sandbox.engine import ExecResult, Executor, Limits, map_bounded
+from tasks.sandbox.engine._container import HOSTNAME
+from tasks.sandbox.engine._executor import run_once
+from tasks.sandbox.engine._labels import LABEL, RUN_LABEL
+from tasks.sandbox.engine._sweep import sweep
 from tests.conftest import ROOT
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 from tests.tasks.sandbox.test_run_once import FORK_BOMB, MEMORY_HOG, NETWORK_PROBE

@@ -34,15 +34,15 @@ from corpus import check_network, model_key
 from gateway.gateway import Budget, Upstream, usage_of
 from gateway.hostport import parse_host_port
 from gateway.tunnel import Tunnels, squid_config
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._gateway import (
+from tasks.sandbox.engine._executor import Executor
+from tasks.sandbox.engine._gateway import (
     FOLDER_PREFIX,
     OWNER_FILE,
     Gateway,
     gateway_image,
     sweep_folders,
 )
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
 from tests.flows.corpora import mini_corpus
 from tests.leaks import assert_no_leak
 

@@ -22,8 +22,8 @@ import pytest
 
 from bughunt.errors import InputError
 from bughunt.models import AgentMode, AgentNetwork, AgentVersion
-from tasks.sandbox._gateway import Gateway
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, owner
+from tasks.sandbox.engine._gateway import Gateway
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, owner
 
 OTHER_UID = 65534
 """``nobody``: a user of the host that is neither the run's nor in its group."""

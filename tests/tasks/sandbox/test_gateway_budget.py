@@ -26,7 +26,7 @@ import pytest
 
 from gateway.budget import DEFAULT_ANSWER_TOKENS, Budget, counted_usage, prepared
 from gateway.gateway import REFUSED_LOGGED, Gateway
-from tasks.sandbox._gateway import gateway_files
+from tasks.sandbox.engine._gateway import gateway_files
 
 PROMPT_TOKENS = 10
 

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from bughunt.errors import InputError
 from cli import _sandbox
-from tasks.sandbox import RECIPE, connect, ensure_image
-from tasks.sandbox._errors import SandboxUnavailable
-from tasks.sandbox._executor import ContainerSpec, run_once
-from tasks.sandbox._image import dockerfile
-from tasks.sandbox._recipe import ImageRecipe, image_tag
+from tasks.sandbox.engine import RECIPE, connect, ensure_image
+from tasks.sandbox.engine._errors import SandboxUnavailable
+from tasks.sandbox.engine._executor import ContainerSpec, run_once
+from tasks.sandbox.engine._image import dockerfile
+from tasks.sandbox.engine._recipe import ImageRecipe, image_tag
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, strategies as st
 
-from tasks.sandbox._io import FrameDecoder, OutputCapture, pump
+from tasks.sandbox.engine._io import FrameDecoder, OutputCapture, pump
 
 
 def _frames(chunks: list[tuple[int, bytes]]) -> bytes:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from tasks.sandbox._ownership import (
+from tasks.sandbox.engine._ownership import (
     OWNER_ENV,
     Owner,
     claim,
@@ -160,7 +160,7 @@ def test_claim_overwrites_an_inherited_token_and_children_inherit_it(
 # dropped the variable, a "server" in the run's process group. Prints their pids.
 DEAD_RUN = """
 import os, subprocess, sys, time
-from tasks.sandbox._ownership import claim
+from tasks.sandbox.engine._ownership import claim
 claim()
 judge = subprocess.Popen(
     [sys.executable, "-c", "import subprocess, time\\n"
@@ -232,7 +232,7 @@ def test_sweep_spares_the_sweeping_process_and_its_ancestors(
     spawned: list[subprocess.Popen[str]], dead_token: str
 ) -> None:
     """A sweep run by a dead run's descendant kills neither itself nor its parent."""
-    code = "from tasks.sandbox._ownership import sweep_processes; print(sweep_processes())"
+    code = "from tasks.sandbox.engine._ownership import sweep_processes; print(sweep_processes())"
     shell = _start(
         spawned,
         ["sh", "-c", f'"{sys.executable}" -c "{code}"; echo done'],

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tasks.sandbox import CellExecutor
+from tasks.sandbox.engine import CellExecutor
 
 PUSH = 100_000
 """Pipes the middle execution creates: far more than the host's own in the few seconds."""

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import map_bounded
 from tasks.sandbox._lookahead import CaseWork, Window, rewriting_ahead
+from tasks.sandbox.engine import map_bounded
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -72,7 +72,7 @@ def test_a_dask_worker_s_slots_bound_the_pool(monkeypatch: pytest.MonkeyPatch) -
 
     from distributed import Client, LocalCluster
 
-    from tasks.sandbox._pool import pool_size
+    from tasks.sandbox.engine._pool import pool_size
 
     assert pool_size(None) == (os.cpu_count() or 1) and pool_size(3) == 3
     with (

@@ -24,10 +24,14 @@ from hypothesis import given, settings, strategies as st
 
 from bughunt.errors import InputError
 from bughunt.models import AgentEnvironment
-from tasks.sandbox._environments import EnvironmentOwner, ensure_environment, environment_recipe
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._executor import ContainerSpec, run_once
-from tasks.sandbox._fetch import (
+from tasks.sandbox.engine._environments import (
+    EnvironmentOwner,
+    ensure_environment,
+    environment_recipe,
+)
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._executor import ContainerSpec, run_once
+from tasks.sandbox.engine._fetch import (
     DEFAULT_PIP_INDEX,
     PIP_INDEX_ENV,
     Apt,
@@ -36,7 +40,7 @@ from tasks.sandbox._fetch import (
     pip_download,
     pip_index,
 )
-from tasks.sandbox._requirements import Pin, check_requirements, render
+from tasks.sandbox.engine._requirements import Pin, check_requirements, render
 
 H = "a" * 64
 SIX = f"six==1.16.0 --hash=sha256:{H}"

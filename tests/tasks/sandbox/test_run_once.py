@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox import Limits
-from tasks.sandbox._container import UNPACK_FAILED
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._executor import ContainerSpec, run_once
-from tasks.sandbox._labels import LABEL, RUN_LABEL
+from tasks.sandbox.engine import Limits
+from tasks.sandbox.engine._container import UNPACK_FAILED
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._executor import ContainerSpec, run_once
+from tasks.sandbox.engine._labels import LABEL, RUN_LABEL
 from tests.tasks.sandbox.conftest import PASSING_TEST, PYTEST
 
 NETWORK_PROBE = """

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from bughunt.models import AgentMode, AgentVersion, BugReport
-from tasks.sandbox import Limits
 from tasks.sandbox._agents import AgentCase, AgentContainer, run_agent
+from tasks.sandbox.engine import Limits
 from tests.flows.corpora import DEMO, mini_corpus
 from tests.leaks import assert_no_leak, leaks
 from tests.tasks.sandbox.pairs import one_pair

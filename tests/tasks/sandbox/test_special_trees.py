@@ -20,7 +20,7 @@ from corpus._hash_cache import HashCache
 from tasks.make_corpus._write import agent_tables, write_corpus_toml
 from tasks.sandbox import apply_patch, read_tree
 from tasks.sandbox._agents import recorded_report
-from tasks.sandbox._environments import environment_recipe
+from tasks.sandbox.engine._environments import environment_recipe
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"

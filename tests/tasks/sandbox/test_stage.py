@@ -125,7 +125,7 @@ def test_a_stage_starts_its_cells_once_for_the_contract_and_the_pairs(
 ) -> None:
     """With one slot, a stage (a shard on a Dask worker) checks its case's contract and runs
     its pairs in one cell: the contract's cell is not killed to start another for the pairs."""
-    from tasks.sandbox._cell import CellExecutor
+    from tasks.sandbox.engine._cell import CellExecutor
 
     started: list[str] = []
     new_cell = CellExecutor._new_cell

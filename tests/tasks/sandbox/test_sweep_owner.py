@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tasks.sandbox import claim_and_sweep
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL
-from tasks.sandbox._ownership import OWNER_ENV, proc_stat
-from tasks.sandbox._sweep import sweep
+from tasks.sandbox.engine import claim_and_sweep
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL
+from tasks.sandbox.engine._ownership import OWNER_ENV, proc_stat
+from tasks.sandbox.engine._sweep import sweep
 
 pytestmark = pytest.mark.docker
 

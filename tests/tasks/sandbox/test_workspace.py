@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bughunt.errors import InputError
-from tasks.sandbox._workspace import pack_workspace
+from tasks.sandbox.engine._workspace import pack_workspace
 
 
 def _names(data: bytes) -> list[str]:

@@ -24,14 +24,20 @@ import requests
 from docker.errors import APIError
 
 from bughunt.hashing import canonical_json
-from tasks.sandbox._container import remove_quietly
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._fetch import PIP_WHEEL_PACKAGE, Apt, Requirements, pip_download, pip_index
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
-from tasks.sandbox._recipe import RECIPE
+from tasks.sandbox.engine._container import remove_quietly
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox.engine._fetch import (
+    PIP_WHEEL_PACKAGE,
+    Apt,
+    Requirements,
+    pip_download,
+    pip_index,
+)
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
+from tasks.sandbox.engine._recipe import RECIPE
 
 if TYPE_CHECKING:
-    from tasks.sandbox._environments import EnvironmentRecipe
+    from tasks.sandbox.engine._environments import EnvironmentRecipe
 
 log = logging.getLogger("bughunt.sandbox")
 

@@ -38,7 +38,7 @@ class ImageRecipe:
     gid: int = 10001
     home: str = "/home/sandbox"
     workdir: str = "/work"
-    # HOME is an empty tmpfs in every container (tasks/sandbox/_container.py).
+    # HOME is an empty tmpfs in every container (tasks/sandbox/engine/_container.py).
     env: tuple[tuple[str, str], ...] = (
         ("PYTHONDONTWRITEBYTECODE", "1"),
         ("HOME", "/home/sandbox"),

@@ -60,7 +60,7 @@ from tenacity import (
     wait_random,
 )
 
-from tasks.sandbox._container import (
+from tasks.sandbox.engine._container import (
     TREE_PATH,
     UNPACK_FAILED,
     UNPACK_MARKER,
@@ -75,11 +75,11 @@ from tasks.sandbox._container import (
     kill_quietly,
     remove_quietly,
 )
-from tasks.sandbox._engine import connect
-from tasks.sandbox._errors import SandboxEngineError
-from tasks.sandbox._io import FrameDecoder, OutputCapture, close_quietly, pump
-from tasks.sandbox._recipe import image_tag
-from tasks.sandbox._workspace import Workspace, pack_workspace
+from tasks.sandbox.engine._engine import connect
+from tasks.sandbox.engine._errors import SandboxEngineError
+from tasks.sandbox.engine._io import FrameDecoder, OutputCapture, close_quietly, pump
+from tasks.sandbox.engine._recipe import image_tag
+from tasks.sandbox.engine._workspace import Workspace, pack_workspace
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -236,7 +236,7 @@ class Executor:
 
         Creating the container, starting it and starting the exec are retried
         on a fresh container when the engine fails transiently
-        (:func:`~tasks.sandbox._container.engine_error`), the failed container
+        (:func:`~tasks.sandbox.engine._container.engine_error`), the failed container
         removed before the next try, with exponential backoff and jitter. No
         retry can run the command twice: it waits behind the workspace's
         unpacking, and the workspace is sent only after this returns (an exec

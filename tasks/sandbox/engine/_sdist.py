@@ -24,8 +24,8 @@ from urllib.request import Request, urlopen
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._requirements import Pin
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._requirements import Pin
 
 SDIST_SUFFIXES = (".tar.gz", ".zip")
 """File names of source distributions (PEP 625 and the older zip form)."""

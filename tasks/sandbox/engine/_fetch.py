@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 from packaging.utils import canonicalize_name
 
 from bughunt.errors import InputError
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._requirements import Pin, render
-from tasks.sandbox._sdist import fetch_sdist
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._requirements import Pin, render
+from tasks.sandbox.engine._sdist import fetch_sdist
 
 MIRROR = "http://deb.debian.org/debian"
 """Debian archive the packages come from (debootstrap's default, where the base came from)."""
@@ -62,7 +62,7 @@ class Requirements:
     file: Path
     """The user's requirements file (named in errors, never handed to pip)."""
     pins: tuple[Pin, ...]
-    """Its requirements, checked (:func:`tasks.sandbox._requirements.check_requirements`)."""
+    """Its requirements, checked (:func:`tasks.sandbox.engine._requirements.check_requirements`)."""
 
 
 @dataclass(frozen=True, slots=True)

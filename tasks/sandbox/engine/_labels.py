@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tasks.sandbox._ownership import label_token
+from tasks.sandbox.engine._ownership import label_token
 
 LABEL = "bughunt"
 """Label (value ``"1"``) on every sandbox container and network; :func:`sweep` looks for it."""
 RUN_LABEL = "bughunt.run_id"
 OWNER_LABEL = "bughunt.owner"
-"""``<hostname>:<pid>`` of the run that made it (tasks/sandbox/_ownership.py, :func:`label_token`)."""
+"""``<hostname>:<pid>`` of the run that made it (tasks/sandbox/engine/_ownership.py, :func:`label_token`)."""
 
 
 def owner() -> str:

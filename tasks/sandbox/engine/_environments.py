@@ -32,13 +32,13 @@ from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import AgentEnvironment, AgentMode, AgentVersion
 from bughunt.safeio import CONFIG_LIMIT, read_input
 from corpus import Corpus, TargetConfig
-from tasks.sandbox._engine import connect
-from tasks.sandbox._envbuild import BASE_ID_LABEL, EnvironmentBuilder
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._fetch import Requirements
-from tasks.sandbox._image import _build_lock, ensure_image
-from tasks.sandbox._recipe import image_tag
-from tasks.sandbox._requirements import check_requirements
+from tasks.sandbox.engine._engine import connect
+from tasks.sandbox.engine._envbuild import BASE_ID_LABEL, EnvironmentBuilder
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox.engine._fetch import Requirements
+from tasks.sandbox.engine._image import _build_lock, ensure_image
+from tasks.sandbox.engine._recipe import image_tag
+from tasks.sandbox.engine._requirements import check_requirements
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -86,7 +86,7 @@ def environment_recipe(
     ``name==version --hash=...`` (any option, a path, a URL, no hash) is an
     :class:`InputError` naming ``where``'s field (and file:line). No engine,
     no network. A Debian name is checked to be exact against the archive's
-    index later, before any container (:meth:`tasks.sandbox._fetch.Apt.check_names`).
+    index later, before any container (:meth:`tasks.sandbox.engine._fetch.Apt.check_names`).
     """
     for i, name in enumerate(env.debian):
         if not _DEBIAN_NAME.match(name):

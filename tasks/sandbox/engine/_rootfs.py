@@ -19,8 +19,8 @@ from typing import Any
 import requests
 from docker.errors import APIError
 
-from tasks.sandbox._errors import SandboxImageError
-from tasks.sandbox._recipe import ImageRecipe
+from tasks.sandbox.engine._errors import SandboxImageError
+from tasks.sandbox.engine._recipe import ImageRecipe
 
 log = logging.getLogger("bughunt.sandbox")
 

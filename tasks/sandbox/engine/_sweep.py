@@ -1,6 +1,6 @@
 """Sweeping what killed runs left behind: processes, containers and networks of dead owners.
 
-Everything a run starts names its owner (tasks/sandbox/_ownership.py): its
+Everything a run starts names its owner (tasks/sandbox/engine/_ownership.py): its
 processes inherit ``BUGHUNT_OWNER``, its containers and networks are
 labelled ``bughunt=1`` and ``bughunt.owner=<host>:<pid>`` of the run. A run command calls
 :func:`claim_and_sweep` before Prefect starts its local server, so what an
@@ -21,11 +21,11 @@ from typing import Any
 import requests
 from docker.errors import APIError, DockerException, NotFound
 
-from tasks.sandbox._engine import connect
-from tasks.sandbox._errors import SandboxEngineError, SandboxUnavailable
-from tasks.sandbox._gateway import sweep_folders
-from tasks.sandbox._labels import LABEL, OWNER_LABEL
-from tasks.sandbox._ownership import Owner, claim, sweep_processes
+from tasks.sandbox.engine._engine import connect
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxUnavailable
+from tasks.sandbox.engine._gateway import sweep_folders
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL
+from tasks.sandbox.engine._ownership import Owner, claim, sweep_processes
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -142,8 +142,8 @@ def claim_and_sweep(run_id: str | None = None) -> Swept:
     """Make this process the owner of what it starts, then remove dead runs' leftovers.
 
     For the start of a run command, before Prefect starts its local server:
-    :func:`~tasks.sandbox._ownership.claim` exports this process's owner token; then
-    every process a dead run left (:func:`~tasks.sandbox._ownership.sweep_processes`,
+    :func:`~tasks.sandbox.engine._ownership.claim` exports this process's owner token; then
+    every process a dead run left (:func:`~tasks.sandbox.engine._ownership.sweep_processes`,
     first, so that none of them starts a container meanwhile) and the
     engine's containers and networks (:func:`sweep_engine`) go. An engine
     that cannot be reached is not this run's concern yet: the sandbox stage

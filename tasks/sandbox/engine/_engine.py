@@ -9,7 +9,7 @@ import docker
 import requests
 from docker.errors import DockerException
 
-from tasks.sandbox._errors import SandboxUnavailable
+from tasks.sandbox.engine._errors import SandboxUnavailable
 
 API_TIMEOUT_S = 120
 """Timeout of one engine API call; executions have their own deadlines on top."""

@@ -25,10 +25,10 @@ import requests
 from docker.errors import APIError, BuildError, ImageNotFound
 
 from bughunt.errors import InputError
-from tasks.sandbox._engine import connect
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._recipe import RECIPE, ImageRecipe, image_tag
-from tasks.sandbox._rootfs import build_from_debootstrap
+from tasks.sandbox.engine._engine import connect
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox.engine._recipe import RECIPE, ImageRecipe, image_tag
+from tasks.sandbox.engine._rootfs import build_from_debootstrap
 
 log = logging.getLogger("bughunt.sandbox")
 

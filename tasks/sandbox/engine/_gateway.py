@@ -64,13 +64,19 @@ from docker.types import LogConfig
 
 from bughunt.models import AgentEnvironment, AgentNetwork, AgentVersion
 from corpus import check_upstream_network
-from tasks.sandbox._container import Limits, MiB, container_config, create_container, remove_quietly
-from tasks.sandbox._environments import EnvironmentOwner, announce, ensure_environment
-from tasks.sandbox._errors import SandboxEngineError, SandboxRequestError
-from tasks.sandbox._executor import GatewayLink
-from tasks.sandbox._labels import owner
-from tasks.sandbox._ownership import Owner
-from tasks.sandbox._recipe import image_tag
+from tasks.sandbox.engine._container import (
+    Limits,
+    MiB,
+    container_config,
+    create_container,
+    remove_quietly,
+)
+from tasks.sandbox.engine._environments import EnvironmentOwner, announce, ensure_environment
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxRequestError
+from tasks.sandbox.engine._executor import GatewayLink
+from tasks.sandbox.engine._labels import owner
+from tasks.sandbox.engine._ownership import Owner
+from tasks.sandbox.engine._recipe import image_tag
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -111,7 +117,7 @@ def sweep_folders(root: Path | None = None) -> list[str]:
     """Remove gateway folders whose run is dead (killed before it could); their names.
 
     A folder is a dead run's when its owner file names a dead owner
-    (:meth:`~tasks.sandbox._ownership.Owner.is_dead`, checked against the folder's
+    (:meth:`~tasks.sandbox.engine._ownership.Owner.is_dead`, checked against the folder's
     age) or names none (made before owners were written, or never finished).
     Folders of live runs are kept.
     """
@@ -228,7 +234,7 @@ def gateway_image(client: Any, *, base: str, agent: str = "gateway") -> str:
     on the host, installed without network, kept and reused by every run on
     that base); a build says one line on stderr when it starts and one when
     it ends. A failed build raises
-    :class:`~tasks.sandbox._errors.SandboxImageError` naming the agent.
+    :class:`~tasks.sandbox.engine._errors.SandboxImageError` naming the agent.
     """
     build = ensure_environment(
         GATEWAY_ENVIRONMENT,

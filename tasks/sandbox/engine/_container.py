@@ -30,10 +30,10 @@ from docker.models.containers import _create_container_args
 from docker.types import LogConfig
 
 from bughunt.errors import InputError
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
-from tasks.sandbox._io import DEFAULT_CAP
-from tasks.sandbox._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
-from tasks.sandbox._recipe import RECIPE
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError, SandboxRequestError
+from tasks.sandbox.engine._io import DEFAULT_CAP
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
+from tasks.sandbox.engine._recipe import RECIPE
 
 log = logging.getLogger("bughunt.sandbox")
 
@@ -140,7 +140,7 @@ def container_config(
 ) -> dict[str, Any]:
     """Keyword arguments of ``containers.create`` for a hardened sandbox container, without
     bind mounts: a caller adds ``volumes`` only for a gateway's folder (``_gateway``, an
-    agent's :class:`~tasks.sandbox._executor.GatewayLink`); workspaces never travel that way.
+    agent's :class:`~tasks.sandbox.engine._executor.GatewayLink`); workspaces never travel that way.
     """
     environment = {key: value for key, value in RECIPE.env}
     for key, value in (env or {}).items():

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tasks.sandbox._errors import SandboxImageError
+from tasks.sandbox.engine._errors import SandboxImageError
 
 PROFILE_ENV = "BUGHUNT_SECCOMP_PROFILE"
 """Overrides where the base profile is read from (another distribution's path)."""

@@ -56,7 +56,7 @@ import requests
 from docker.errors import APIError
 
 from bughunt.errors import InputError
-from tasks.sandbox._container import (
+from tasks.sandbox.engine._container import (
     HOST_EXTRA,
     TREE_PATH,
     ExecResult,
@@ -65,12 +65,12 @@ from tasks.sandbox._container import (
     kill_quietly,
     remove_quietly,
 )
-from tasks.sandbox._errors import SandboxEngineError, SandboxImageError
-from tasks.sandbox._executor import Executor
-from tasks.sandbox._pool import on_dask_worker
-from tasks.sandbox._recipe import RECIPE
-from tasks.sandbox._seccomp import cell_profile
-from tasks.sandbox._workspace import Workspace
+from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError
+from tasks.sandbox.engine._executor import Executor
+from tasks.sandbox.engine._pool import on_dask_worker
+from tasks.sandbox.engine._recipe import RECIPE
+from tasks.sandbox.engine._seccomp import cell_profile
+from tasks.sandbox.engine._workspace import Workspace
 
 # What Docker masks in /proc (hidden: /dev/null over a file, an empty tmpfs over
 # a folder) and keeps read-only; only those this kernel has are named.
