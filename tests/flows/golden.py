@@ -5,7 +5,9 @@ engine's image id and container names) taken out.
 ``python -m tests.flows.golden OUT.json`` runs the nightly on the demo corpus in a fresh folder and
 writes the normalised rows; compare two such files (made before and after a change) with
 ``python -m tests.flows.golden --compare A.json B.json [CASE ...]``, which prints each table whose
-rows differ, leaving out the rows of the named cases (the demo's deliberately random tests).
+rows differ, leaving out the rows of the named cases (the demo's deliberately random tests). The
+checkout's folder is written ``<ROOT>``, so a dump made in a worktree of an older commit
+(``git worktree add``, run there with ``PYTHONPATH`` set to it) compares with one made here.
 """
 
 from __future__ import annotations
@@ -57,11 +59,13 @@ def dump(ledger: Path, summary: Path) -> dict[str, Any]:
         columns = [d[0] for d in cursor.description]
         keep = [i for i, c in enumerate(columns) if not VOLATILE.search(c)]
         rows = sorted(
-            json.dumps([row[i] for i in keep], default=str, sort_keys=True)
+            json.dumps([row[i] for i in keep], default=str, sort_keys=True).replace(
+                str(ROOT), "<ROOT>"
+            )  # a worktree of another commit runs from another folder
             for row in cursor.fetchall()
         )
         out[table] = {"columns": [columns[i] for i in keep], "rows": rows}
-    out["summary.json"] = _clean(json.loads(summary.read_text()))
+    out["summary.json"] = _clean(json.loads(summary.read_text().replace(str(ROOT), "<ROOT>")))
     return out
 
 
