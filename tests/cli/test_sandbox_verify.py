@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli import app
@@ -31,6 +32,7 @@ def verify(report: Path, case: str, *extra: str) -> object:
     )
 
 
+@pytest.mark.docker
 def test_reproducing_report_exits_zero_with_every_execution() -> None:
     """A report that reproduces: every execution listed in the order run, verdict reproduced, exit 0."""
     report = DEMO / "recorded" / "baseline" / "cmp-withdraw-exact-balance.json"
@@ -43,6 +45,7 @@ def test_reproducing_report_exits_zero_with_every_execution() -> None:
     assert all(e["status"] == ("fail" if e["tree"] == "buggy" else "pass") for e in runs)
 
 
+@pytest.mark.docker
 def test_the_seed_decides_the_order_of_executions() -> None:
     """Two seeds give two orders of the same executions; one seed, one order."""
     report = DEMO / "recorded" / "baseline" / "cmp-withdraw-exact-balance.json"
@@ -59,6 +62,7 @@ def test_the_seed_decides_the_order_of_executions() -> None:
     assert any(order(s) != first for s in ("2", "3", "4"))
 
 
+@pytest.mark.docker
 def test_report_that_passes_everywhere_is_not_reproduced(tmp_path: Path) -> None:
     """A test that passes on the buggy tree: not reproduced, with that reason, exit 1."""
     report = json.loads(
@@ -94,6 +98,7 @@ def _verify_agent(agent: str, case: str, *extra: str) -> object:
     )
 
 
+@pytest.mark.docker
 def test_an_agent_is_run_on_the_case_and_its_transcript_kept(tmp_path: Path) -> None:
     """--agent runs the command agent as a run would, then its test; the transcript is linked."""
     out = tmp_path / "verify"

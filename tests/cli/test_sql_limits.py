@@ -53,6 +53,7 @@ def test_user_query_fetches_one_more_than_asked(ledger: Ledger) -> None:
     assert len(ledger.user_query("SELECT * FROM range(3000000)", max_rows=10)) == 11
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_query_in_one_line(ledger: Ledger) -> None:
     """SIGINT during a long query: exit 130, 'interrupted', no traceback, promptly."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -18,6 +18,8 @@ import pytest
 from ledger import Ledger, runs_folder
 from tests.flows.corpora import case_diff, mini_corpus
 
+pytestmark = pytest.mark.docker  # each test runs `bughunt run` in a process of its own
+
 CASES = ["cmp-withdraw-exact-balance", "ret-credit-balance-sign", "state-next-id"]
 PAIRING = ("baseline-recorded", "candidate-recorded")
 

@@ -97,6 +97,7 @@ def test_derived_seeds_depend_on_every_part_only() -> None:
     assert derive_seed(7, "order", "a", "x") != derive_seed(8, "order", "a", "x")
 
 
+@pytest.mark.docker
 def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
     """A case whose patch no longer applies is an error per agent; the other case still runs."""
     good, bad = "cmp-withdraw-exact-balance", "state-next-id"
