@@ -20,17 +20,15 @@ from bughunt.models import AgentMode, AgentVersion, Status, Tree
 from corpus import Corpus, load_corpus
 from tasks.sandbox import (
     TEST_FILE,
-    Files,
     PairResult,
     SandboxCases,
     SandboxResult,
     SandboxSettings,
-    apply_patch,
     case_trees,
-    read_tree,
     rewrite_plan,
     run_sandbox,
 )
+from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "corpus" / "demo"

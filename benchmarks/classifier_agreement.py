@@ -28,7 +28,7 @@ from bughunt.models import BugCategory
 from corpus import propose_mutants
 from tasks.classify import Confusion, categorize, confusion
 from tasks.classify.patch import parse_patch
-from tasks.sandbox import read_tree
+from tasks.sandbox.trees import read_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "tasks" / "classify" / "fixtures" / "real_bugs.jsonl"

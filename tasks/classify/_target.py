@@ -3,7 +3,7 @@
 A target tree holds regular files and folders only: a symlink anywhere in it
 is bad input, whether it leaves the target, stays inside it or points at
 nothing. Why not allow the ones that stay inside: the sandbox hands a tree to
-each execution as the bytes of its regular files (``tasks/sandbox/_trees.py``),
+each execution as the bytes of its regular files (``tasks/sandbox/trees/_trees.py``),
 so a link has no faithful copy there. Following it would bring in whatever is
 behind it, outside bytes for a link that leaves (directly, by ``..``, or
 through other links) and a loop for a folder link that points up; keeping it

@@ -36,11 +36,6 @@ if TYPE_CHECKING:
     )
     from tasks.sandbox._settings import SandboxSettings as SandboxSettings
     from tasks.sandbox._stage import SandboxCases as SandboxCases, run_sandbox as run_sandbox
-    from tasks.sandbox._trees import (
-        Files as Files,
-        apply_patch as apply_patch,
-        read_tree as read_tree,
-    )
     from tasks.sandbox._verify import (
         check_corpus as check_corpus,
         verify_agent as verify_agent,

@@ -24,8 +24,8 @@ from bughunt.jsontext import JsonTextError
 from bughunt.models import AgentMode, AgentVersion, BugReport
 from bughunt.safeio import read_input
 from gateway.secrets import Scrubber
-from tasks.sandbox._trees import Files, prefixed, read_tree
 from tasks.sandbox.engine import ExecResult, Executor, Gateway, Limits, MiB, SandboxRequestError
+from tasks.sandbox.trees import Files, prefixed, read_tree
 
 AGENT_OUTPUT_CAP = 1024 * 1024
 """Largest report read back; also the bytes of agent output kept at each end."""

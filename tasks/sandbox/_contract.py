@@ -55,8 +55,8 @@ from corpus import (
 from ledger import Ledger, arrow_to_rows
 from tasks.sandbox._reproduce import HANG_SHARE, derive_seed
 from tasks.sandbox._rewrites import suite_outcome as outcome, suite_signature
-from tasks.sandbox._trees import Files, apply_patch, read_tree
 from tasks.sandbox.engine import ExecResult, Executor, map_bounded
+from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 Signature = tuple[str, frozenset[str]]
 Suite = Callable[[Files], tuple[Signature, float]]

@@ -18,8 +18,8 @@ from tasks.sandbox._reproduce import CaseTrees
 from tasks.sandbox._result import PairKey, PairResult
 from tasks.sandbox._rewrites import RewriteCheck, case_trees, rewrite_plan
 from tasks.sandbox._settings import SandboxSettings
-from tasks.sandbox._trees import Files, apply_patch, read_tree
 from tasks.sandbox.engine import pool_size
+from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 
 @dataclass(frozen=True, slots=True)

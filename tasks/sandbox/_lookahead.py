@@ -16,7 +16,7 @@ from typing import NamedTuple, Protocol
 
 from tasks.sandbox._reproduce import CaseTrees
 from tasks.sandbox._rewrites import RewriteCheck
-from tasks.sandbox._trees import Files
+from tasks.sandbox.trees import Files
 
 
 class PreparedCase(NamedTuple):

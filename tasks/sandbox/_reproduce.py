@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugReport, Observation, ReproOutcome, Status, Symptom, Tree, utcnow
-from tasks.sandbox._trees import Files
 from tasks.sandbox.engine import ExecResult, Executor, Limits, pack_workspace
+from tasks.sandbox.trees import Files
 
 TEST_FILE = "test_bughunt_repro.py"
 """Name the reproduction test is written under, at the root of each tree."""

@@ -13,7 +13,7 @@ from bughunt.models import BugCategory
 from corpus._mutate import Mutant, is_test_file, mutant_key, propose_mutants
 from tasks.classify import categorize
 from tasks.classify.patch import parse_patch
-from tasks.sandbox import apply_patch, read_tree
+from tasks.sandbox.trees import apply_patch, read_tree
 
 C = BugCategory
 TARGET = Path(__file__).resolve().parents[2] / "corpus" / "demo" / "target"

@@ -16,7 +16,7 @@ from bughunt.hashing import hash_json
 from corpus import propose_mutants
 from corpus._locality import Checker
 from corpus._mutate import _lines, _Source, edit_diff, unified_diff
-from tasks.sandbox import read_tree
+from tasks.sandbox.trees import read_tree
 
 GOLDEN_DIR = Path(__file__).parent / "mutate_golden"
 GOLDEN = json.loads((GOLDEN_DIR / "golden.json").read_text())

@@ -18,7 +18,7 @@ from bughunt.models import BugCategory
 from corpus import Mutant, propose_mutants
 from tasks.classify import Confusion, categorize, confusion
 from tasks.classify.patch import parse_patch
-from tasks.sandbox import read_tree
+from tasks.sandbox.trees import read_tree
 
 C = BugCategory
 FIXTURE = Path(__file__).parent / "fixtures" / "real_bugs.jsonl"

@@ -12,7 +12,7 @@ from bughunt.errors import InputError
 from corpus import load_corpus
 from tasks.classify import check_target_tree, classify_corpus
 from tasks.classify._incremental import classify_incremental
-from tasks.sandbox import read_tree
+from tasks.sandbox.trees import read_tree
 from tests.corpus_loader.builders import case_toml, good_case, write_corpus
 
 

@@ -13,7 +13,7 @@ from cli import app
 from corpus import load_corpus
 from tasks.classify import classify_corpus
 from tasks.make_corpus import MutateSettings, Verdict, mutate_target
-from tasks.sandbox import apply_patch
+from tasks.sandbox.trees import apply_patch
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.docker

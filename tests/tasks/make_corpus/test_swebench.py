@@ -21,7 +21,8 @@ from cli import app
 from corpus import load_corpus
 from tasks.classify import classify_corpus
 from tasks.make_corpus import import_swebench
-from tasks.sandbox import SandboxSettings, apply_patch, check_corpus
+from tasks.sandbox import SandboxSettings, check_corpus
+from tasks.sandbox.trees import apply_patch
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"

@@ -32,11 +32,11 @@ import pytest
 from bughunt.models import AgentNetwork, AgentVersion, BugReport
 from corpus import Corpus, agent_view, load_corpus
 from tasks.sandbox._agents import AgentCase, AgentContainer, AgentExecution, run_agent
-from tasks.sandbox._trees import Files, apply_patch
 from tasks.sandbox.engine._container import Limits
 from tasks.sandbox.engine._environments import EnvironmentOwner, ensure_environment
 from tasks.sandbox.engine._gateway import Gateway
 from tasks.sandbox.engine._labels import LABEL, RUN_LABEL
+from tasks.sandbox.trees._trees import Files, apply_patch
 from tests.fixtures import model_upstream, scripted_model
 from tests.flows.corpora import DEMO
 from tests.leaks import assert_no_leak

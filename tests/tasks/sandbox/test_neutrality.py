@@ -305,8 +305,8 @@ done
 
 def _old_container_run(name: str, buggy: bytes, run_id: str, image: str) -> Any:
     """The cheat run buggy×3 then clean×3 in one container, as the old sandbox did."""
-    from tasks.sandbox import read_tree
     from tasks.sandbox.engine._executor import ContainerSpec, run_once
+    from tasks.sandbox.trees import read_tree
 
     source = cheat_source(name, buggy).encode()
     clean = read_tree(TARGET)

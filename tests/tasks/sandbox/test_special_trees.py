@@ -18,9 +18,9 @@ from bughunt.models import AgentEnvironment
 from corpus import hash_target, load_corpus
 from corpus._hash_cache import HashCache
 from tasks.make_corpus._write import agent_tables, write_corpus_toml
-from tasks.sandbox import apply_patch, read_tree
 from tasks.sandbox._agents import recorded_report
 from tasks.sandbox.engine._environments import environment_recipe
+from tasks.sandbox.trees import apply_patch, read_tree
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"

@@ -9,7 +9,7 @@ from pathlib import Path
 from corpus import load_corpus
 from tasks.sandbox import SandboxSettings
 from tasks.sandbox._jobs import make_jobs
-from tasks.sandbox._trees import apply_patch, read_tree
+from tasks.sandbox.trees._trees import apply_patch, read_tree
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "corpus" / "demo"
