@@ -18,16 +18,8 @@ from pathlib import Path
 
 from bughunt.models import AgentMode, AgentVersion, Status, Tree
 from corpus import Corpus, load_corpus
-from tasks.sandbox import (
-    TEST_FILE,
-    PairResult,
-    SandboxCases,
-    SandboxResult,
-    SandboxSettings,
-    case_trees,
-    rewrite_plan,
-    run_sandbox,
-)
+from tasks.sandbox import PairResult, SandboxCases, SandboxResult, SandboxSettings, run_sandbox
+from tasks.sandbox.reproduction import TEST_FILE, case_trees, rewrite_plan
 from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,8 +24,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from benchmarks._executions import demo_executions
-from tasks.sandbox import TEST_FILE
 from tasks.sandbox.engine import RECIPE, Limits, ensure_image, pack_workspace
+from tasks.sandbox.reproduction import TEST_FILE
 
 
 def docker_run(image: str, payload: bytes, limits: Limits, timeout_s: float) -> int:

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from benchmarks._executions import Execution, demo_executions
 from bughunt.models import Status
-from tasks.sandbox import execution_status, outer_deadline, pytest_argv
 from tasks.sandbox.engine import CellExecutor, ExecResult, Executor, ensure_image
+from tasks.sandbox.reproduction import execution_status, outer_deadline, pytest_argv
 
 
 def on_host(execution: Execution, timeout_s: float) -> Status:

@@ -46,8 +46,9 @@ from tasks.make_corpus._write import (
     toml_value,
     write_corpus_toml,
 )
-from tasks.sandbox import TargetContract, contract_seed, suite_signature
+from tasks.sandbox import TargetContract, contract_seed
 from tasks.sandbox.engine import CellExecutor, connect, ensure_image, map_bounded
+from tasks.sandbox.reproduction import suite_signature
 from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 log = logging.getLogger("bughunt.mutate")

@@ -22,18 +22,7 @@ if TYPE_CHECKING:
         known_checks as known_checks,
     )
     from tasks.sandbox._entry import RECORD as RECORD, SandboxInputs as SandboxInputs, run as run
-    from tasks.sandbox._reproduce import (
-        TEST_FILE as TEST_FILE,
-        execution_status as execution_status,
-        outer_deadline as outer_deadline,
-        pytest_argv as pytest_argv,
-    )
     from tasks.sandbox._result import PairResult as PairResult, SandboxResult as SandboxResult
-    from tasks.sandbox._rewrites import (
-        case_trees as case_trees,
-        rewrite_plan as rewrite_plan,
-        suite_signature as suite_signature,
-    )
     from tasks.sandbox._settings import SandboxSettings as SandboxSettings
     from tasks.sandbox._stage import SandboxCases as SandboxCases, run_sandbox as run_sandbox
     from tasks.sandbox._verify import (

@@ -53,9 +53,13 @@ from corpus import (
     target_test_files,
 )
 from ledger import Ledger, arrow_to_rows
-from tasks.sandbox._reproduce import HANG_SHARE, derive_seed
-from tasks.sandbox._rewrites import suite_outcome as outcome, suite_signature
 from tasks.sandbox.engine import ExecResult, Executor, map_bounded
+from tasks.sandbox.reproduction import (
+    HANG_SHARE,
+    derive_seed,
+    suite_outcome as outcome,
+    suite_signature,
+)
 from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 Signature = tuple[str, frozenset[str]]

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from bughunt.models import AgentVersion, BugReport, ContractCheck
 from corpus import Corpus, LoadedCase, TargetConfig, agent_view
 from tasks.sandbox._lookahead import CaseWork, PreparedCase, Window
-from tasks.sandbox._reproduce import CaseTrees
 from tasks.sandbox._result import PairKey, PairResult
-from tasks.sandbox._rewrites import RewriteCheck, case_trees, rewrite_plan
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox.engine import pool_size
+from tasks.sandbox.reproduction import CaseTrees, RewriteCheck, case_trees, rewrite_plan
 from tasks.sandbox.trees import Files, apply_patch, read_tree
 
 

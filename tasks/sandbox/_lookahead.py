@@ -14,8 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple, Protocol
 
-from tasks.sandbox._reproduce import CaseTrees
-from tasks.sandbox._rewrites import RewriteCheck
+from tasks.sandbox.reproduction import CaseTrees, RewriteCheck
 from tasks.sandbox.trees import Files
 
 

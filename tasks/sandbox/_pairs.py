@@ -21,14 +21,6 @@ from tasks.sandbox._agents import (
     run_agent,
 )
 from tasks.sandbox._jobs import Job
-from tasks.sandbox._reproduce import (
-    FINGERPRINT_REASON,
-    PairIds,
-    ReproRuns,
-    outcome_of,
-    reproduce,
-    symptom_of,
-)
 from tasks.sandbox._result import AgentTrace, PairResult, agent_trace
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import StageEngine
@@ -38,6 +30,14 @@ from tasks.sandbox.engine import (
     SandboxRequestError,
     map_bounded,
     pool_size,
+)
+from tasks.sandbox.reproduction import (
+    FINGERPRINT_REASON,
+    PairIds,
+    ReproRuns,
+    outcome_of,
+    reproduce,
+    symptom_of,
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from bughunt.models import RewriteLevel
 from corpus import TargetConfig, rewrite_tree, target_test_files
 from corpus._rewrite import rewrite_module
-from tasks.sandbox import case_trees, rewrite_plan
+from tasks.sandbox.reproduction import case_trees, rewrite_plan
 from tests.fixtures.real_suites import EXAMPLES, TARGETS
 
 SOURCE = (

@@ -10,7 +10,7 @@ import pytest
 from bughunt.models import ReproOutcome, Status, Symptom
 from corpus import load_corpus
 from tasks.sandbox import SandboxSettings, verify_report
-from tasks.sandbox._reproduce import HANG_REASON, HANG_SHARE, decide_outcome
+from tasks.sandbox.reproduction._reproduce import HANG_REASON, HANG_SHARE, decide_outcome
 
 P, F, E, T = Status.PASS, Status.FAIL, Status.ERROR, Status.TIMEOUT
 

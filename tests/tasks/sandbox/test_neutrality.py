@@ -207,7 +207,7 @@ def _describe(pair: Any) -> str:
 
 
 def _reason_ok(expected: str, outcome: ReproOutcome, reason: str | None) -> bool:
-    from tasks.sandbox._reproduce import FINGERPRINT_REASON
+    from tasks.sandbox.reproduction._reproduce import FINGERPRINT_REASON
 
     if expected == ANY:
         return True

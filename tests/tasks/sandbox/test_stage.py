@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from bughunt.models import ReproOutcome, Status, Tree
 from corpus import load_corpus
 from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
-from tasks.sandbox._reproduce import (
+from tasks.sandbox.reproduction._reproduce import (
     FINGERPRINT_REASON,
     HANG_REASON,
     decide_outcome,

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from bughunt.models import ContractCheck, RewriteLevel
 from corpus import FileMemo, TargetConfig, rewrite_tree, target_test_files
-from tasks.sandbox._reproduce import CaseTrees, derive_seed
 from tasks.sandbox.engine import ExecResult, Executor
+from tasks.sandbox.reproduction._reproduce import CaseTrees, derive_seed
 from tasks.sandbox.trees import Files
 
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
