@@ -18,7 +18,7 @@ CASE = "state-reversal-shares-tags"
 
 
 def test_flaky_recorded_report_is_flagged_and_never_counted(tmp_path: Path) -> None:
-    """Four nights of 5 repeats: the clean-tree key is flaky, and the case counts as flaky, not (not) reproduced.
+    """Two nights of 10 repeats: the clean-tree key is flaky, and the case counts as flaky, not (not) reproduced.
 
     Its clean-tree outcome is a fair coin per execution: 20 executions with
     fewer than 2 flips has probability 40 / 2**20 (about 4 in 100,000).
@@ -33,11 +33,11 @@ def test_flaky_recorded_report_is_flagged_and_never_counted(tmp_path: Path) -> N
                 corpus=str(corpus),
                 ledger=str(ledger),
                 out=str(tmp_path / f"out{i}"),
-                repeats=5,
+                repeats=10,
                 probe_pairs=0,
             )
         )
-        for i in range(4)
+        for i in range(2)
     ]
     flakes = current_flakes(Ledger(ledger))
     candidate_clean = [
