@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -27,9 +28,10 @@ def sandbox_image(docker_client: Any) -> str:
     return ensure_image(docker_client).tag
 
 
-@pytest.fixture
-def run_id(docker_client: Any) -> Iterator[str]:
-    """A fresh run id; after the test, no container of that run may be left."""
+@contextmanager
+def fresh_run_id(docker_client: Any) -> Iterator[str]:
+    """A fresh run id; after the block, no container of that run may be left (a leftover is
+    removed and the block fails, naming it)."""
     value = f"test-{uuid.uuid4().hex[:10]}"
     yield value
     left = [
@@ -41,3 +43,10 @@ def run_id(docker_client: Any) -> Iterator[str]:
     for container in left:
         docker_client.api.remove_container(container, force=True)
     assert not left, f"containers left behind by run {value}: {[c[:12] for c in left]}"
+
+
+@pytest.fixture
+def run_id(docker_client: Any) -> Iterator[str]:
+    """A fresh run id per test (:func:`fresh_run_id`)."""
+    with fresh_run_id(docker_client) as value:
+        yield value

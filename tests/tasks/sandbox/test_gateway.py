@@ -19,7 +19,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,9 +41,10 @@ from tasks.sandbox.engine._gateway import (
     gateway_image,
     sweep_folders,
 )
-from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, RUN_LABEL, owner
+from tasks.sandbox.engine._labels import LABEL, OWNER_LABEL, owner
 from tests.flows.corpora import mini_corpus
 from tests.leaks import assert_no_leak
+from tests.tasks.sandbox.conftest import fresh_run_id
 
 KEY = "sk-test-" + uuid.uuid4().hex  # a fresh key per session: any trace of it is a leak
 
@@ -229,23 +229,6 @@ def _run(
     return lines, access.log
 
 
-@contextmanager
-def _fresh_run_id(docker_client: Any) -> Iterator[str]:
-    """A fresh run id for a module's one execution; after it, no container of that run may be
-    left (the ``run_id`` fixture's promise, for a module-scoped run)."""
-    value = f"test-{uuid.uuid4().hex[:10]}"
-    yield value
-    left = [
-        c["Id"]
-        for c in docker_client.api.containers(
-            all=True, filters={"label": [f"{LABEL}=1", f"{RUN_LABEL}={value}"]}
-        )
-    ]
-    for container in left:
-        docker_client.api.remove_container(container, force=True)
-    assert not left, f"containers left behind by run {value}: {[c[:12] for c in left]}"
-
-
 @dataclass(frozen=True, slots=True)
 class _Probed:
     """What one probe execution behind a gateway printed, and the gateway's request log."""
@@ -267,7 +250,7 @@ def _probe(docker_client: Any, agent: AgentVersion, script: str, argv: list[str]
     """``script`` run once as ``agent`` behind its gateway (holding :data:`KEY`)."""
     assert agent.network is not None
     with (
-        _fresh_run_id(docker_client) as run_id,
+        fresh_run_id(docker_client) as run_id,
         Gateway(
             run_id=run_id, agent=agent, network=agent.network, key=KEY, client=docker_client
         ) as gateway,
