@@ -123,6 +123,22 @@ def test_other_flake_thresholds_are_refused(
     assert _rows(ledger) == before
 
 
+def _recorded_without(ledger: Ledger, run_id: str, now: dict[str, object], key: str) -> None:
+    """A running nightly whose recorded inputs are ``now`` without ``key``, as an older bughunt
+    that did not know the parameter recorded them."""
+    old = {name: value for name, value in now.items() if name != key}
+    ledger.write(
+        [
+            RunInfo(
+                run_id=run_id,
+                kind=RunKind.NIGHTLY,
+                status=RunStatus.RUNNING,
+                parameters={INPUTS_KEY: old},
+            )
+        ]
+    )
+
+
 def test_a_run_recorded_before_its_flake_thresholds_resumes_with_the_defaults(
     ledger: Ledger,
 ) -> None:
@@ -130,17 +146,7 @@ def test_a_run_recorded_before_its_flake_thresholds_resumes_with_the_defaults(
     others are refused (no engine, no flow: the check alone)."""
     defaults = {"min_flips": 2, "min_runs": 5, "clear_after_runs": 10, "clear_after_days": 14}
     now = {"kind": "nightly", "repeats": 1, "corpus_content": "c", "flakes": defaults}
-    old = {key: value for key, value in now.items() if key != "flakes"}
-    ledger.write(
-        [
-            RunInfo(
-                run_id="old-flakes",
-                kind=RunKind.NIGHTLY,
-                status=RunStatus.RUNNING,
-                parameters={INPUTS_KEY: old},
-            )
-        ]
-    )
+    _recorded_without(ledger, "old-flakes", now, "flakes")
     check_same_inputs(ledger, "old-flakes", now)
     with pytest.raises(InputError, match=r"flakes: None → .*'min_runs': 7"):
         check_same_inputs(ledger, "old-flakes", {**now, "flakes": {**defaults, "min_runs": 7}})
@@ -150,17 +156,7 @@ def test_a_run_recorded_before_a_parameter_existed_resumes_with_its_default(ledg
     """An older bughunt recorded no ``agent_timeout_s``: it ran with the default, so the default
     resumes it and any other value is refused (no engine, no flow: the check alone)."""
     now = {"kind": "nightly", "repeats": 1, "agent_timeout_s": 180.0, "corpus_content": "c"}
-    old = {key: value for key, value in now.items() if key != "agent_timeout_s"}
-    ledger.write(
-        [
-            RunInfo(
-                run_id="old-run",
-                kind=RunKind.NIGHTLY,
-                status=RunStatus.RUNNING,
-                parameters={INPUTS_KEY: old},
-            )
-        ]
-    )
+    _recorded_without(ledger, "old-run", now, "agent_timeout_s")
     check_same_inputs(ledger, "old-run", now)
     with pytest.raises(InputError, match=r"agent_timeout_s: None → 60\.0"):
         check_same_inputs(ledger, "old-run", {**now, "agent_timeout_s": 60.0})
