@@ -72,7 +72,7 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(
         "--run-id",
         run_id,
         "--repeats",
-        "2",
+        "1",
         "--probe-pairs",
         "0",
         "--workers",
@@ -105,8 +105,8 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(
         "SELECT count(*) AS n, count(DISTINCT record_id) AS ids FROM observations WHERE run_id = ?",
         [run_id],
     )[0]
-    # cases × agents × 2 trees × (2 repeats as shown + 2 rewritten)
-    assert rows["n"] == rows["ids"] == len(CASES) * 2 * 2 * (2 + 2)
+    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten)
+    assert rows["n"] == rows["ids"] == len(CASES) * 2 * 2 * (1 + 1)
     stages = store.query(
         "SELECT stage, count(*) AS n FROM stage_outputs WHERE run_id = ? GROUP BY 1", [run_id]
     )
