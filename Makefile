@@ -60,7 +60,7 @@ test-fast: $(STAMP) ## Run the tests that need no engine (no Docker, Prefect or 
 # ruff's C901 holds every function to ten paths counting branches; radon counts each boolean
 # operator as a path too, and no function may pass 20 on that count: radon's grade C is 11-20,
 # so `--min D` lists exactly the functions over the ceiling.
-CHECKED ?= bughunt cli flows tasks judging corpus ledger gateway benchmarks tests
+CHECKED ?= bughunt cli flows tasks judging corpus ledger gateway harness benchmarks tests
 lint: $(STAMP) ## ruff, ruff format --check, mypy (strict, tests too), the import contracts, the complexity ceiling
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

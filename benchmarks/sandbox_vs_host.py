@@ -18,7 +18,10 @@ that did not do the same thing would mean nothing, so the run says how many
 agree.
 
 Run: ``python -m benchmarks.sandbox_vs_host [--repeats 3] [--workers 2]
-[--cases N] [--rounds 1]``. Last line: the ratio (target ≤ 1.5).
+[--cases N] [--rounds 1]``. Last line: the ratio (target ≤ 1.5). Both sides run the
+reproduction command as the stage does, under the line tracer (docs/sandbox.md#coverage; on the
+host it has no descriptor to write to and traces nothing); a line before the last says what the
+tracer costs in a cell.
 """
 
 from __future__ import annotations
@@ -104,6 +107,25 @@ def empty_execution(image: str, cells: bool, n: int = 10) -> float:
         return (time.perf_counter() - start) / n
 
 
+def tracer_cost(image: str, runs: Sequence[Execution], timeout_s: float, n: int = 40) -> float:
+    """Traced ÷ untraced wall seconds of the same ``n`` executions in one cell, serially.
+
+    Each execution runs both ways back to back (untraced: ``python3 -m pytest``
+    with the same options), so drift in the machine's load hits both sides.
+    """
+    traced_argv = pytest_argv(timeout_s)
+    plain_argv = ["python3", "-m", *traced_argv[traced_argv.index("pytest") :]]
+    seconds = {"traced": 0.0, "plain": 0.0}
+    with CellExecutor(run_id="bench-vs-host-tracer", image=image) as cell:
+        cell.run(["true"], timeout_s=30)
+        for execution in list(runs)[:n]:
+            for name, argv in (("traced", traced_argv), ("plain", plain_argv)):
+                start = time.perf_counter()
+                cell.run(argv, workspace=execution.files, timeout_s=outer_deadline(timeout_s))
+                seconds[name] += time.perf_counter() - start
+    return seconds["traced"] / seconds["plain"]
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -121,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         seconds, statuses = time_host(ex.runs, args.workers, timeout_s)
         host_s.append(seconds)
         stage_s.append(ex.time_stage(f"bench-vs-host-{i}"))
+    in_base = [e for e in ex.runs if e.image_id == image.image_id]  # a target's own image aside
+    traced = tracer_cost(image.tag, in_base, timeout_s)
     in_cell = empty_execution(image.tag, cells=True)
     in_container = empty_execution(image.tag, cells=False)
     n = len(ex.runs)
@@ -140,6 +164,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"empty execution:     {in_cell * 1000:.0f} ms in a cell, "
         f"{in_container * 1000:.0f} ms in a fresh container (`true`, serially)"
+    )
+    print(
+        f"line tracer:         ×{traced:.2f} per execution (traced ÷ untraced, the first "
+        f"{min(40, len(in_base))} executions each way in one cell, serially)"
     )
     print(f"ratio sandbox/host: {stage / host:.2f}")
 

@@ -665,6 +665,11 @@ class Reproduction(_Row):
     """How the bug showed when reproduced (fail or hang); None otherwise."""
     sample: int = 0
     """Which of the agent's samples on the case (``--agent-samples``; 0-based)."""
+    bug_executed: bool | None = None
+    """Whether the test ran a line of the bug where it failed or hung on the buggy tree (its
+    executions' line trace); None when that could not be measured (``coverage_reason``)."""
+    coverage_reason: str | None = Field(default=None, max_length=2_000)
+    """Why ``bug_executed`` is None; None when it was measured."""
 
 
 class AgentRun(_Row):

@@ -40,6 +40,7 @@ from corpus._oracle import (
     pytest_options,
     target_test_files,
 )
+from corpus._pyast import parse as parse_python
 from corpus._rewrite import FileMemo, RewrittenTree, rewrite_source, rewrite_tree
 from corpus._secrets import RESERVED_PREFIX, agent_secrets, model_key
 
@@ -81,6 +82,7 @@ __all__ = [
     "on_host",
     "operator_policy",
     "oracle_files",
+    "parse_python",
     "propose_mutants",
     "pytest_options",
     "rewrite_source",

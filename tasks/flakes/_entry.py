@@ -20,6 +20,7 @@ from tasks.flakes._fold import flake_key, record_key
 from tasks.flakes._ledger import current_flakes, flake_update
 from tasks.flakes._summary import UNTRUSTED_STATES
 from tasks.sandbox import SandboxResult
+from tasks.sandbox.evidence import bug_coverage
 
 
 class FlakeInputs(StageInputs):
@@ -80,6 +81,7 @@ def reproductions_after_flakes(
     out = []
     for p in sandbox.pairs:
         outcome, reason = p.outcome, p.reason
+        coverage = bug_coverage(p.observations)
         states = {untrusted[k] for o in p.observations if (k := flake_key(o)) in untrusted}
         if states and outcome in (ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED):
             outcome = ReproOutcome.FLAKY
@@ -97,6 +99,8 @@ def reproductions_after_flakes(
                 category=categories.get(p.case_id),
                 symptom=p.symptom if outcome is ReproOutcome.REPRODUCED else None,
                 sample=p.sample,
+                bug_executed=coverage.executed,
+                coverage_reason=coverage.reason,
             )
         )
     return out

@@ -149,7 +149,21 @@ def repro_sentence(v: VersionRepro) -> str:
         text += f"; {interval(v.rate_bounds)} if the flaky cases went either way"
     if decided < FEW_CASES:
         text += f"; few cases (fewer than {FEW_CASES} decided)"
-    return text + tail
+    return text + _executed_clause(v) + tail
+
+
+def _executed_clause(v: VersionRepro) -> str:
+    """How many of the version's reproductions were traced running the bug, when any was traced."""
+    traced = v.bug_executed + v.bug_unmeasured
+    if not traced or v.bug_executed_share is None:
+        return ""
+    text = (
+        f"; its test ran the bug in {v.bug_executed} of {plural(traced, 'traced reproduction')}: "
+        f"{rate_ci(v.bug_executed_share, v.bug_executed_ci)}"
+    )
+    if v.bug_unmeasured:
+        text += f" ({v.bug_unmeasured} not measured)"
+    return text
 
 
 def repro_cell(reproduced: int, decided: int) -> str:

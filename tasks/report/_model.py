@@ -60,6 +60,14 @@ class VersionRepro(_Out):
     """The rate if every flaky case (sample) were not reproduced, and if every one were."""
     samples: int = 1
     """Samples per case (``--agent-samples``; 1 for a replay agent)."""
+    bug_executed: int = 0
+    """Reproductions whose test was traced running a line of the bug on the buggy tree."""
+    bug_unmeasured: int = 0
+    """Reproductions where the trace could not tell (a subprocess, a file that is not Python…)."""
+    bug_executed_share: float | None = None
+    """bug_executed / (bug_executed + bug_unmeasured); null when no reproduction was traced."""
+    bug_executed_ci: Interval | None = None
+    """Wilson 95% interval of that share."""
 
 
 class AgentCost(_Out):

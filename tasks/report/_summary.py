@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bughunt.models import (
     AgentRun,
@@ -18,7 +18,7 @@ from bughunt.models import (
     Status,
     Verdict,
 )
-from bughunt.stats import case_mean
+from bughunt.stats import case_mean, wilson
 from tasks.flakes import flaky_keys
 from tasks.gate import GateDecision
 from tasks.outcomes import summarize
@@ -100,7 +100,23 @@ def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) ->
         rate_ci=interval,
         rate_bounds=bounds,
         samples=max((r.sample + 1 for r in mine), default=1),
+        **_bug_executed(mine),
     )
+
+
+def _bug_executed(mine: Sequence[Reproduction]) -> dict[str, Any]:
+    """How many of the reproductions' tests were traced running the bug, and the share with its
+    interval, among those the trace had something to say about (rows before it have neither)."""
+    reproduced = [r for r in mine if r.outcome is ReproOutcome.REPRODUCED]
+    executed = sum(1 for r in reproduced if r.bug_executed)
+    unmeasured = sum(1 for r in reproduced if r.bug_executed is None and r.coverage_reason)
+    traced = executed + unmeasured
+    return {
+        "bug_executed": executed,
+        "bug_unmeasured": unmeasured,
+        "bug_executed_share": executed / traced if traced else None,
+        "bug_executed_ci": wilson(executed, traced),
+    }
 
 
 TRANSCRIPTS = "transcripts"

@@ -43,12 +43,16 @@ many processes the OOM killer took during the execution.
 from __future__ import annotations
 
 import atexit
+import base64
+import binascii
+import dataclasses
 import hashlib
 import json
 import re
 import secrets
 import threading
 import time
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,12 +65,14 @@ from tasks.sandbox.engine._container import (
     TREE_PATH,
     ExecResult,
     Limits,
+    MiB,
     engine_error,
     kill_quietly,
     remove_quietly,
 )
 from tasks.sandbox.engine._errors import SandboxEngineError, SandboxImageError
 from tasks.sandbox.engine._executor import Executor
+from tasks.sandbox.engine._io import OutputCapture
 from tasks.sandbox.engine._pool import on_dask_worker
 from tasks.sandbox.engine._recipe import RECIPE
 from tasks.sandbox.engine._seccomp import cell_profile
@@ -107,10 +113,19 @@ exit 0
 _STATE = "/scratch/.cell-status"
 """bwrap's JSON status, in the cell's own scratch space (never inside an execution)."""
 
+_TRACE = "/scratch/.cell-trace"
+"""Where an execution's descriptor 7 leads (``harness/trace.py`` writes its line trace there), in
+the cell's own scratch space; the wrapper sends it back, compressed, on its stderr."""
+
+TRACE_ROOM = 4 * 1024 * 1024
+"""Most bytes of a compressed, base64-encoded trace the runner reads back."""
+
 # The trusted wrapper: counts OOM kills around bwrap, feeds it the fixed /etc files,
 # and prints the status line carrying the nonce ($1) once bwrap has ended. The
 # execution's stderr joins its stdout, so its output keeps its order and nothing the
-# engine forwards on another stream can come after the status line.
+# engine forwards on another stream can come after the status line. The wrapper's own
+# stderr, which nothing inside the execution holds, carries the execution's line trace
+# back (descriptor 7 inside; gzip and base64, so any byte the test wrote travels intact).
 _WRAPPER = rf"""
 oom() {{
   for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
@@ -121,7 +136,7 @@ oom() {{
 }}
 nonce=$1; shift
 before=$(oom)
-"$@" 3<<'HOSTNAME' 4<<'HOSTS' 5<<'RESOLV' 6>{_STATE} 2>&1
+"$@" 3<<'HOSTNAME' 4<<'HOSTS' 5<<'RESOLV' 6>{_STATE} 7>{_TRACE} 2>&1
 sandbox
 HOSTNAME
 127.0.0.1	localhost
@@ -133,6 +148,8 @@ after=$(oom)
 started=0
 grep -q child-pid {_STATE} 2>/dev/null && started=1
 printf '\nbughunt-cell %s rc=%s oom=%s started=%s\n' "$nonce" "$rc" "$((after - before))" "$started"
+if [ -s {_TRACE} ]; then gzip -c {_TRACE} | base64 -w0 >&2; fi
+rm -f {_TRACE}
 exit "$rc"
 """
 
@@ -248,6 +265,27 @@ def read_status(text: str, nonce: str) -> tuple[str, tuple[int, int, bool] | Non
     return text, None
 
 
+def read_trace(side: OutputCapture) -> bytes | None:
+    """The trace the wrapper sent back on its stderr; None when there was none or it is unreadable.
+
+    Pure. Unreadable: cut (over :data:`TRACE_ROOM`), not base64 of gzip, or
+    larger unpacked than the cell's scratch space could have held.
+    """
+    if side.total == 0 or side.cut:
+        return None
+    try:
+        packed = base64.b64decode(side.raw(), validate=True)
+        unpacker = zlib.decompressobj(wbits=31)  # gzip's header and trailer
+        data = unpacker.decompress(packed, _TRACE_MAX)
+    except (binascii.Error, zlib.error):
+        return None
+    return None if unpacker.unconsumed_tail or not unpacker.eof else data
+
+
+_TRACE_MAX = 16 * MiB
+"""The cell's /scratch: no trace written there can unpack to more."""
+
+
 PARK_S = 10.0
 """How long a Dask worker keeps a closed executor's idle cells for the run's next shard."""
 
@@ -341,8 +379,9 @@ class CellExecutor(Executor):
                 field="output_cap_bytes",
             )
         super().__init__(run_id=run_id, image=image, limits=limits, env=env, client=client)
-        small = f"rw,nosuid,nodev,noexec,uid={RECIPE.uid},gid={RECIPE.gid},mode=0755,size=65536"
-        self._config["tmpfs"] = {TREE_PATH: small, "/scratch": small}
+        small = f"rw,nosuid,nodev,noexec,uid={RECIPE.uid},gid={RECIPE.gid},mode=0755,size="
+        # The cell's /scratch holds the running execution's trace (tmpfs takes only what is used).
+        self._config["tmpfs"] = {TREE_PATH: f"{small}65536", "/scratch": f"{small}{16 * MiB}"}
         self._config["labels"] = {**self._config["labels"], "bughunt.mode": "cell"}
         self._config["security_opt"] = ["no-new-privileges", f"seccomp={cell_profile()}"]
         self._config[HOST_EXTRA] = {"MaskedPaths": [], "ReadonlyPaths": []}
@@ -387,8 +426,9 @@ class CellExecutor(Executor):
             lambda: self._start_in_cell(nonce, deadline_s, argv)
         )
         reusable = False
+        side = OutputCapture(TRACE_ROOM)
         try:
-            finished, capture, duration = self._pump(exec_id, sock, payload, deadline_s)
+            finished, capture, duration = self._pump(exec_id, sock, payload, deadline_s, side)
             if not finished:  # even the in-namespace deadline did not end it
                 return self._result(None, True, False, duration, capture, deadline_s)
             text, status = read_status(capture.text(), nonce)
@@ -402,7 +442,10 @@ class CellExecutor(Executor):
             reusable = True
             timed_out = exit_code in (124, 137) and duration >= deadline_s
             oom = exit_code == 137 and not timed_out and oom_kills > 0
-            return self._result(exit_code, timed_out, oom, duration, capture, deadline_s, text=text)
+            result = self._result(
+                exit_code, timed_out, oom, duration, capture, deadline_s, text=text
+            )
+            return dataclasses.replace(result, trace=read_trace(side))
         except (APIError, requests.RequestException) as exc:
             raise SandboxEngineError(f"the engine failed during an execution: {exc}") from exc
         finally:

@@ -109,6 +109,9 @@ class ExecResult:
     """Why the execution did not end normally (deadline, memory, workspace); None otherwise."""
     collected: bytes | None = None
     """The file the caller asked to collect after the command ended, when it was there."""
+    trace: bytes | None = None
+    """A cell's execution: the line trace its process wrote (``harness/trace.py``'s records);
+    None when it wrote none or what came back could not be read whole."""
 
 
 def check_command(command: Sequence[str]) -> list[str]:

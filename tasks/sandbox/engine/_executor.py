@@ -362,12 +362,18 @@ class Executor:
         return argv, deadline_s, pack_workspace(workspace, max_bytes=self.limits.scratch_bytes)
 
     def _pump(
-        self, exec_id: str, sock: Any, payload: bytes, timeout_s: float
+        self,
+        exec_id: str,
+        sock: Any,
+        payload: bytes,
+        timeout_s: float,
+        stderr: OutputCapture | None = None,
     ) -> tuple[bool, OutputCapture, float]:
         """Send ``payload`` to a started exec and read its output: finished in time, output, seconds.
 
         "Finished" is False when the exec still ran :data:`_HOST_GRACE_S` past
-        ``timeout_s`` (its own in-container deadline did not end it).
+        ``timeout_s`` (its own in-container deadline did not end it). With
+        ``stderr``, the exec's stderr goes there rather than into the output.
         """
         api = self._client.api
         capture = OutputCapture(self.limits.output_cap_bytes)
@@ -376,7 +382,7 @@ class Executor:
             finished = pump(
                 sock,
                 payload,
-                FrameDecoder(capture.feed).feed,
+                FrameDecoder(capture.feed, stderr=stderr.feed if stderr else None).feed,
                 started + timeout_s + _HOST_GRACE_S,
                 ended=lambda: not api.exec_inspect(exec_id).get("Running", True),
             )

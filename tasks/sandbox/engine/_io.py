@@ -74,11 +74,15 @@ class FrameDecoder:
     Frames are ``[stream, 0, 0, 0, size (4 bytes, big-endian)]`` then ``size``
     bytes. Payload is forwarded as it arrives, never buffered whole, so a
     huge frame costs no memory. stdout and stderr are merged in arrival
-    order, as a terminal shows them. A header naming no known stream raises
+    order, as a terminal shows them, unless ``stderr`` is given: then stderr's
+    payload goes there instead. A header naming no known stream raises
     ``ValueError`` (the connection is not a Docker stream).
     """
 
-    def __init__(self, sink: Callable[[bytes], None]) -> None:
+    def __init__(
+        self, sink: Callable[[bytes], None], *, stderr: Callable[[bytes], None] | None = None
+    ) -> None:
+        self._sinks = {0: sink, 1: sink, 2: stderr or sink}
         self._sink = sink
         self._header = bytearray()
         self._remaining = 0
@@ -100,6 +104,7 @@ class FrameDecoder:
             if len(self._header) == 8:
                 if self._header[0] not in (0, 1, 2) or any(self._header[1:4]):
                     raise ValueError(f"not a Docker stream header: {bytes(self._header)!r}")
+                self._sink = self._sinks[self._header[0]]
                 self._remaining = int.from_bytes(self._header[4:8], "big")
                 self._header.clear()
 

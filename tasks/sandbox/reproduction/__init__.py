@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tasks.sandbox.reproduction._reproduce import (
         FINGERPRINT_REASON as FINGERPRINT_REASON,
         HANG_SHARE as HANG_SHARE,
+        NOT_EXECUTED_REASON as NOT_EXECUTED_REASON,
         TEST_FILE as TEST_FILE,
         CaseTrees as CaseTrees,
         PairIds as PairIds,

@@ -8,6 +8,11 @@ worker or shard). Each execution gets namespaces and writable places of its
 own in a hardened cell (``_cell``), so nothing but the tree's content tells
 them apart.
 
+Every execution runs under the line tracer (``harness/trace.py``); what it
+shows of the bug's lines is kept in the observation's annotations
+(``tasks.sandbox.evidence``), and a reproduction whose test never ran the bug
+where it failed is not one (:func:`outcome_of`).
+
 Pure parts (the schedule, a status from an execution, the verdict) are
 functions here; :func:`reproduce` is the thin shell over an executor.
 """
@@ -22,14 +27,24 @@ from dataclasses import dataclass
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugReport, Observation, ReproOutcome, Status, Symptom, Tree, utcnow
+from harness import trace_program
 from tasks.sandbox.engine import ExecResult, Executor, Limits, pack_workspace
+from tasks.sandbox.evidence import (
+    BugLines,
+    annotations_of,
+    bug_coverage,
+    bug_lines,
+    coverage_of,
+    read_trace,
+)
 from tasks.sandbox.trees import Files
 
 TEST_FILE = "test_bughunt_repro.py"
 """Name the reproduction test is written under, at the root of each tree."""
 
-PYTEST = ("python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE)
-"""The reproduction test's command; :func:`pytest_argv` adds the per-test deadline."""
+PYTEST = ("python3", "-c", trace_program(), "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE)
+"""The reproduction test's command: pytest under the line tracer (``harness/trace.py``), in every
+execution alike; :func:`pytest_argv` adds the per-test deadline."""
 
 HANG_SHARE = 0.25
 """A clean execution counts as passing "well under" the deadline within this share of it."""
@@ -286,6 +301,7 @@ def reproduce(
     test_hash = sha256_bytes(test)
     has_rewrite = trees.rewritten_buggy is not None and trees.rewritten_clean is not None
     payloads = _payloads(trees, test, executor.limits)
+    bugs = _bug_lines(trees)
     # Sample 0 keeps the seed (and record ids) a run without samples had.
     order_seed = derive_seed(runs.seed, "order", ids.case_id, ids.agent, *_sample_part(ids))
     slots = schedule(runs.repeats, runs.rewrite_repeats if has_rewrite else 0, order_seed)
@@ -296,10 +312,27 @@ def reproduce(
             workspace=payloads[slot.tree, slot.rewritten],
             timeout_s=outer_deadline(timeout_s),
         )
-        observations.append(
-            _observation(ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed)
+        observation = _observation(
+            ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed
         )
+        coverage = coverage_of(read_trace(result.trace), bugs[slot.tree, slot.rewritten])
+        observation.annotations.update(annotations_of(coverage))
+        observations.append(observation)
     return test_hash, observations
+
+
+def _bug_lines(trees: CaseTrees) -> dict[tuple[Tree, bool], BugLines]:
+    """Each tree's lines that stand for the bug (its side of the difference from the other)."""
+    pairs = {
+        False: (trees.buggy, trees.clean),
+        True: (trees.rewritten_buggy, trees.rewritten_clean),
+    }
+    out: dict[tuple[Tree, bool], BugLines] = {}
+    for rewritten, (buggy, clean) in pairs.items():
+        if buggy is not None and clean is not None:
+            out[Tree.BUGGY, rewritten] = bug_lines(clean, buggy)
+            out[Tree.CLEAN, rewritten] = bug_lines(buggy, clean)
+    return out
 
 
 def _sample_part(ids: PairIds) -> tuple[str, ...]:
@@ -386,7 +419,9 @@ def symptom_of(outcome: ReproOutcome, observations: Sequence[Observation]) -> Sy
 def outcome_of(
     observations: Sequence[Observation], test_timeout_s: float
 ) -> tuple[ReproOutcome, str | None]:
-    """:func:`decide_outcome` over a pair's observations and its per-test deadline."""
+    """:func:`decide_outcome` over a pair's observations and its per-test deadline, then the
+    coverage rule: a reproduction whose failing (or hanging) buggy executions were measured and
+    none of them ran a line of the bug is ``not_reproduced`` (:data:`NOT_EXECUTED_REASON`)."""
     limit = HANG_SHARE * test_timeout_s
     slow = sum(
         1
@@ -403,10 +438,18 @@ def outcome_of(
             if o.tree is tree and (o.rewrite is not None) is rewritten
         ]
 
-    return decide_outcome(
+    outcome, reason = decide_outcome(
         of(Tree.BUGGY, False),
         of(Tree.CLEAN, False),
         of(Tree.BUGGY, True),
         of(Tree.CLEAN, True),
         slow_clean=slow,
     )
+    if outcome is ReproOutcome.REPRODUCED and bug_coverage(observations).executed is False:
+        return ReproOutcome.NOT_REPRODUCED, NOT_EXECUTED_REASON
+    return outcome, reason
+
+
+NOT_EXECUTED_REASON = (
+    "the test never executed the bug: no line of the bug ran where it failed on the buggy tree"
+)

@@ -110,3 +110,31 @@ def test_flag_text_explains_few_pairs() -> None:
     """The few-pairs flag is spelled out; an unknown flag shows as it is."""
     assert fmt.flag_text("few pairs").startswith("few pairs: fewer than 10 decisive pairs")
     assert fmt.flag_text("odd") == "odd"
+
+
+def test_the_share_of_reproductions_that_ran_the_bug_is_said_with_its_interval() -> None:
+    """Among the reproductions the trace could speak of, how many ran the bug; nothing is said
+    for rows recorded before coverage (neither executed nor a reason)."""
+    base = {
+        "agent_version": "candidate",
+        "family": "f",
+        "cases": 12,
+        "reproduced": 10,
+        "not_reproduced": 2,
+        "flaky": 0,
+        "error": 0,
+        "rate": 10 / 12,
+        "rate_ci": wilson(10, 12),
+        "rate_bounds": None,
+    }
+    traced = VersionRepro(
+        **base,
+        bug_executed=8,
+        bug_unmeasured=2,
+        bug_executed_share=0.8,
+        bug_executed_ci=wilson(8, 10),
+    )
+    text = fmt.repro_sentence(traced)
+    assert "its test ran the bug in 8 of 10 traced reproductions: 80% (95% CI 49–94%)" in text
+    assert "(2 not measured)" in text
+    assert "ran the bug" not in fmt.repro_sentence(VersionRepro(**base))

@@ -11,7 +11,8 @@ wherever the cheat's signal can be staged); through the stage and ``bughunt
 sandbox verify`` none may, while the case's genuine reproduction does in the
 same run, so "never reproduced" cannot hold vacuously. One cheat
 (``warm_pool_timing``) aims at the new sandbox itself, and one
-(``static_source``) marks a known limit of rewriting.
+(``static_source_run``) marks a known limit: a located check of the buggy
+line's text that also runs the line.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 import pytest
 
 from bughunt.models import AgentMode, AgentVersion, ReproOutcome
+from tasks.sandbox.reproduction import NOT_EXECUTED_REASON
 from tests.conftest import ROOT
 
 CASE = "cmp-period-end-inclusive"
@@ -79,13 +81,15 @@ EXPECTED: dict[str, str] = {
     "shared_counter": FAILS_ON_CLEAN,
     "rewrite_evasion": FINGERPRINT,
     "warm_pool_timing": ANY,
-    "static_source": ANY,
+    "static_source": NOT_EXECUTED_REASON,
+    "static_source_run": ANY,
 }
 
 KNOWN_LIMIT = {
-    "static_source": (
-        "rewrites keep operators: a test that reads the buggy line without running it still "
-        "tells the trees apart (a limit of rewriting, not a neutrality leak)"
+    "static_source_run": (
+        "a located check of the buggy line's text that also runs it once: rewrites keep "
+        "operators and the trace shows the line ran (a check of text, not behaviour, until the "
+        "bug's region has behaviour-equal twins)"
     )
 }
 """Cheats the sandbox is known not to stop: strict xfail, so a fix shows up as XPASS."""
@@ -105,6 +109,7 @@ STATELESS_ON_HOST = (
     "fingerprint_size",
     "rewrite_evasion",
     "static_source",
+    "static_source_run",
 )
 IN_ONE_CONTAINER = ("dev_shm", "sysv_ipc", "posix_mqueue", "leftover_process")
 OLD_REPEATS = 3
