@@ -52,12 +52,13 @@ def flake_key(obs: Observation) -> FlakeKey | None:
 
     Records ingested from outside carry no test hash, tree or image: they
     are not executions of a known test and have no key. Executions on a
-    rewritten tree have none either: the rewrite is drawn anew each run, so
-    they never ran identical content twice (they check a reproduction, they
+    rewritten tree or a variant have none either: both are drawn anew each run,
+    so they never ran identical content twice (they check a reproduction, they
     are no flake evidence).
     """
     if (
         obs.rewrite is not None
+        or "variant" in obs.annotations
         or obs.case_hash is None
         or obs.agent_version is None
         or obs.test_hash is None

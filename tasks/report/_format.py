@@ -149,7 +149,7 @@ def repro_sentence(v: VersionRepro) -> str:
         text += f"; {interval(v.rate_bounds)} if the flaky cases went either way"
     if decided < FEW_CASES:
         text += f"; few cases (fewer than {FEW_CASES} decided)"
-    return text + _executed_clause(v) + tail
+    return text + _executed_clause(v) + _variant_clause(v) + tail
 
 
 def _executed_clause(v: VersionRepro) -> str:
@@ -164,6 +164,18 @@ def _executed_clause(v: VersionRepro) -> str:
     if v.bug_unmeasured:
         text += f" ({v.bug_unmeasured} not measured)"
     return text
+
+
+def _variant_clause(v: VersionRepro) -> str:
+    """How many of the version's tests failed on a tree they never saw, flagged when it looks
+    like guessing."""
+    if not v.variant_refused:
+        return ""
+    text = (
+        f"; {plural(v.variant_refused, 'test')} did not do on a tree it never saw what that "
+        "tree asks"
+    )
+    return text + (" — flagged: its tests look like guesses" if v.guessing else "")
 
 
 def repro_cell(reproduced: int, decided: int) -> str:

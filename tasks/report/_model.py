@@ -68,6 +68,12 @@ class VersionRepro(_Out):
     """bug_executed / (bug_executed + bug_unmeasured); null when no reproduction was traced."""
     bug_executed_ci: Interval | None = None
     """Wilson 95% interval of that share."""
+    variant_refused: int = 0
+    """Pairs refused because the test did not do on a tree it never saw (a variant with a decoy)
+    what that tree asks: a test that tells the trees apart by something other than the bug."""
+    guessing: bool = False
+    """Flagged: at least two refusals on variants, and even the low end of the Wilson interval
+    of their share among the pairs checked on variants is 5% or more."""
 
 
 class AgentCost(_Out):

@@ -24,6 +24,7 @@ from tasks.gate import GateDecision
 from tasks.outcomes import summarize
 from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
+from tasks.sandbox.reproduction import VARIANT_REASON
 from tasks.score import JudgeHealth, call_counts
 
 if TYPE_CHECKING:
@@ -106,17 +107,29 @@ def version_repro(agent: AgentVersion, reproductions: Sequence[Reproduction]) ->
 
 def _bug_executed(mine: Sequence[Reproduction]) -> dict[str, Any]:
     """How many of the reproductions' tests were traced running the bug, and the share with its
-    interval, among those the trace had something to say about (rows before it have neither)."""
+    interval, among those the trace had something to say about (rows before it have neither);
+    how many pairs fell to a variant, and whether that looks like guessing."""
     reproduced = [r for r in mine if r.outcome is ReproOutcome.REPRODUCED]
     executed = sum(1 for r in reproduced if r.bug_executed)
     unmeasured = sum(1 for r in reproduced if r.bug_executed is None and r.coverage_reason)
     traced = executed + unmeasured
+    refused = sum(1 for r in mine if (r.reason or "").endswith(VARIANT_REASON))
+    checked = wilson(refused, len(reproduced) + refused)
     return {
         "bug_executed": executed,
         "bug_unmeasured": unmeasured,
         "bug_executed_share": executed / traced if traced else None,
         "bug_executed_ci": wilson(executed, traced),
+        "variant_refused": refused,
+        "guessing": refused >= GUESS_MIN and checked is not None and checked[0] >= GUESS_SHARE,
     }
+
+
+GUESS_MIN = 2
+"""Refusals on variants before an agent can be flagged as guessing."""
+GUESS_SHARE = 0.05
+"""The share of its checked pairs refused on variants that flags an agent, at the low end of the
+Wilson interval: an honest test is never refused on a variant but by a flaky run."""
 
 
 TRANSCRIPTS = "transcripts"

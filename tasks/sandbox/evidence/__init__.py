@@ -1,8 +1,11 @@
-"""What a reproduction's executions show beyond pass and fail: whether the test executed the bug.
+"""What a reproduction's executions show beyond pass and fail: whether the test executed the bug,
+and what it does on trees it never saw.
 
 The bug's lines on a tree (``bug_lines``), an execution's line trace read
 (``read_trace``) and set against them (``coverage_of``), and a pair's
-executions summed up (``bug_coverage``).
+executions summed up (``bug_coverage``); the buggy and clean variants with one
+decoy edit each (``plan_variants``), whether a decoy ran (``site_ran``) and
+whether an execution on a variant did what its tree asks (``variant_agrees``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ if TYPE_CHECKING:
         bug_lines as bug_lines,
         coverage_of as coverage_of,
         read_trace as read_trace,
+    )
+    from tasks.sandbox.evidence._decoys import (
+        BUGGY_VARIANTS as BUGGY_VARIANTS,
+        CLEAN_VARIANTS as CLEAN_VARIANTS,
+        Variant as Variant,
+        VariantPlan as VariantPlan,
+        plan_variants as plan_variants,
+        site_ran as site_ran,
+        variant_agrees as variant_agrees,
     )
 
 

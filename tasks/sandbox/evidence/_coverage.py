@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import CodeType
@@ -88,6 +89,16 @@ def _statements(tree: ast.Module) -> dict[int, int]:
         for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
             out[line] = node.lineno
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def statement_starts(source: bytes, path: str) -> Mapping[int, int]:
+    """Each line of ``source``'s statements → the first line of the innermost one (empty when it
+    does not parse)."""
+    try:
+        return _statements(parse_python(source, path))
+    except (SyntaxError, ValueError):
+        return {}
 
 
 def _layout(source: bytes, path: str) -> _Layout:

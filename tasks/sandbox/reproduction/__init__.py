@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         HANG_SHARE as HANG_SHARE,
         NOT_EXECUTED_REASON as NOT_EXECUTED_REASON,
         TEST_FILE as TEST_FILE,
+        VARIANT_REASON as VARIANT_REASON,
         CaseTrees as CaseTrees,
         PairIds as PairIds,
         ReproRuns as ReproRuns,

@@ -23,7 +23,7 @@ import random
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bughunt.hashing import hash_json, sha256_bytes
 from bughunt.models import BugReport, Observation, ReproOutcome, Status, Symptom, Tree, utcnow
@@ -31,11 +31,15 @@ from harness import trace_program
 from tasks.sandbox.engine import ExecResult, Executor, Limits, pack_workspace
 from tasks.sandbox.evidence import (
     BugLines,
+    Trace,
     annotations_of,
     bug_coverage,
     bug_lines,
     coverage_of,
+    plan_variants,
     read_trace,
+    site_ran,
+    variant_agrees,
 )
 from tasks.sandbox.trees import Files
 
@@ -100,6 +104,8 @@ class Slot:
     tree: Tree
     repeat: int
     rewritten: bool
+    variant: bool = False
+    """On a variant of ``tree`` (``repeat`` its index): ``tasks.sandbox.evidence``'s decoys."""
 
 
 def derive_seed(seed: int, *parts: str) -> int:
@@ -295,6 +301,9 @@ def reproduce(
 
     Returns the test's hash and one observation per execution, in the
     order they ran. Without rewritten trees, only the trees as shown run.
+    When those executions make a reproduction, the test then runs once on each
+    variant of the trees with a decoy (``tasks.sandbox.evidence``), placed
+    where the first execution on each tree did not go.
     """
     timeout_s = runs.timeout_s
     test = report.repro_test.encode("utf-8")
@@ -305,20 +314,67 @@ def reproduce(
     # Sample 0 keeps the seed (and record ids) a run without samples had.
     order_seed = derive_seed(runs.seed, "order", ids.case_id, ids.agent, *_sample_part(ids))
     slots = schedule(runs.repeats, runs.rewrite_repeats if has_rewrite else 0, order_seed)
-    observations = []
-    for position, slot in enumerate(slots):
-        result = executor.run(
-            pytest_argv(timeout_s),
-            workspace=payloads[slot.tree, slot.rewritten],
-            timeout_s=outer_deadline(timeout_s),
+    run = _Runner(executor, ids, test_hash, timeout_s, trees.rewrite_seed)
+    # The first execution on each tree as shown scouts where the test goes: the variants'
+    # decoys go where it did not.
+    scouts: dict[Tree, Trace] = {}
+    for slot in slots:
+        trace = run.one(slot, payloads[slot.tree, slot.rewritten], bugs[slot.tree, slot.rewritten])
+        if not slot.rewritten:
+            scouts.setdefault(slot.tree, trace)
+    if outcome_of(run.observations, timeout_s)[0] is ReproOutcome.REPRODUCED:
+        seed = derive_seed(runs.seed, "variants", ids.case_id, ids.agent, *_sample_part(ids))
+        plan = plan_variants(
+            trees.buggy,
+            trees.clean,
+            scouts[Tree.BUGGY],
+            seed=seed,
+            clean_scout=scouts.get(Tree.CLEAN),
+        )
+        run.observations[0].annotations["variants_short"] = plan.short
+        for variant in plan.variants:
+            slot = Slot(variant.side, variant.index, rewritten=False, variant=True)
+            payload = pack_workspace(
+                {**variant.files, TEST_FILE: test}, max_bytes=executor.limits.scratch_bytes
+            )
+            trace = run.one(slot, payload, bugs[variant.side, False])
+            annotations = run.observations[-1].annotations
+            annotations["variant"] = variant.describe()
+            annotations["variant_site_ran"] = site_ran(trace, variant)
+    return test_hash, run.observations
+
+
+@dataclass
+class _Runner:
+    """Runs one pair's executions and keeps their observations, in the order they ran."""
+
+    executor: Executor
+    ids: PairIds
+    test_hash: str
+    timeout_s: float
+    rewrite_seed: int | None
+    observations: list[Observation] = field(default_factory=list)
+
+    def one(self, slot: Slot, payload: bytes, bug: BugLines) -> Trace:
+        """One execution of the test on ``payload``: its observation kept, its trace returned."""
+        result = self.executor.run(
+            pytest_argv(self.timeout_s),
+            workspace=payload,
+            timeout_s=outer_deadline(self.timeout_s),
         )
         observation = _observation(
-            ids, slot, result, test_hash, timeout_s, position, trees.rewrite_seed
+            self.ids,
+            slot,
+            result,
+            self.test_hash,
+            self.timeout_s,
+            len(self.observations),
+            self.rewrite_seed,
         )
-        coverage = coverage_of(read_trace(result.trace), bugs[slot.tree, slot.rewritten])
-        observation.annotations.update(annotations_of(coverage))
-        observations.append(observation)
-    return test_hash, observations
+        trace = read_trace(result.trace)
+        observation.annotations.update(annotations_of(coverage_of(trace, bug)))
+        self.observations.append(observation)
+        return trace
 
 
 def _bug_lines(trees: CaseTrees) -> dict[tuple[Tree, bool], BugLines]:
@@ -371,7 +427,7 @@ def _observation(
     }
     if why:
         annotations["reason"] = why
-    suffix = "-rewrite" if slot.rewritten else ""
+    suffix = "-rewrite" if slot.rewritten else "-variant" if slot.variant else ""
     return Observation(
         observation_id=uuid.uuid4().hex,
         # The test's hash is part of the identity: other source run again is a new observation.
@@ -408,35 +464,37 @@ def _observation(
     )
 
 
+def _on_variant(o: Observation) -> bool:
+    return "variant" in o.annotations
+
+
 def symptom_of(outcome: ReproOutcome, observations: Sequence[Observation]) -> Symptom | None:
     """How a reproduced bug showed: hang when every buggy execution timed out, else fail."""
     if outcome is not ReproOutcome.REPRODUCED:
         return None
-    buggy = [o.status for o in observations if o.tree is Tree.BUGGY]
+    buggy = [o.status for o in observations if o.tree is Tree.BUGGY and not _on_variant(o)]
     return Symptom.HANG if buggy and all(s is Status.TIMEOUT for s in buggy) else Symptom.FAIL
 
 
 def outcome_of(
     observations: Sequence[Observation], test_timeout_s: float
 ) -> tuple[ReproOutcome, str | None]:
-    """:func:`decide_outcome` over a pair's observations and its per-test deadline, then the
-    coverage rule: a reproduction whose failing (or hanging) buggy executions were measured and
-    none of them ran a line of the bug is ``not_reproduced`` (:data:`NOT_EXECUTED_REASON`)."""
+    """:func:`decide_outcome` over a pair's executions on the trees as shown and rewritten and its
+    per-test deadline; then, for a reproduction, the coverage rule (measured, and no failing or
+    hanging buggy execution ran a line of the bug: ``not_reproduced``,
+    :data:`NOT_EXECUTED_REASON`) and the variants (:func:`variants_outcome`)."""
+    shown = [o for o in observations if not _on_variant(o)]
     limit = HANG_SHARE * test_timeout_s
     slow = sum(
         1
-        for o in observations
+        for o in shown
         if o.tree is Tree.CLEAN
         and o.status is Status.PASS
         and float(o.annotations.get("pytest_seconds", o.duration_s or 0.0)) > limit
     )
 
     def of(tree: Tree, rewritten: bool) -> list[Status]:
-        return [
-            o.status
-            for o in observations
-            if o.tree is tree and (o.rewrite is not None) is rewritten
-        ]
+        return [o.status for o in shown if o.tree is tree and (o.rewrite is not None) is rewritten]
 
     outcome, reason = decide_outcome(
         of(Tree.BUGGY, False),
@@ -445,9 +503,44 @@ def outcome_of(
         of(Tree.CLEAN, True),
         slow_clean=slow,
     )
-    if outcome is ReproOutcome.REPRODUCED and bug_coverage(observations).executed is False:
+    if outcome is not ReproOutcome.REPRODUCED:
+        return outcome, reason
+    if bug_coverage(observations).executed is False:
         return ReproOutcome.NOT_REPRODUCED, NOT_EXECUTED_REASON
-    return outcome, reason
+    return variants_outcome([o for o in observations if _on_variant(o)])
+
+
+def variants_outcome(variants: Sequence[Observation]) -> tuple[ReproOutcome, str | None]:
+    """A reproduction's verdict from its executions on variants (none: it stands).
+
+    An execution that did not do what its variant's tree asks is held against
+    the test when the decoy did not run in it (its trace is whole and shows
+    none of the decoy's lines): ``not_reproduced``. When the decoy ran, or the
+    trace cannot say, the decoy may have changed what the test saw: ``error``,
+    for a person to look at.
+    """
+    void = []
+    for o in variants:
+        side = Tree(str(o.annotations["variant"]["side"]))
+        if o.tree is None or variant_agrees(side, o.status):
+            continue
+        edit = o.annotations["variant"]["edit"]
+        what = "keeps the bug" if side is Tree.BUGGY else "has no bug"
+        if o.annotations.get("variant_site_ran") is False:
+            return ReproOutcome.NOT_REPRODUCED, (
+                f"on a {side.value} tree it had not seen, one that {what} ({edit}), the test "
+                f"ended {o.status.value}: {VARIANT_REASON}"
+            )
+        void.append(f"{side.value} variant ({edit}): {o.status.value}")
+    if void:
+        return ReproOutcome.ERROR, (
+            "a decoy ran where the test did not do what its tree asks, so it may have changed "
+            f"what the test saw: {'; '.join(void)}"
+        )
+    return ReproOutcome.REPRODUCED, None
+
+
+VARIANT_REASON = "it tells the trees apart by something other than the bug"
 
 
 NOT_EXECUTED_REASON = (

@@ -11,7 +11,7 @@ wherever the cheat's signal can be staged); through the stage and ``bughunt
 sandbox verify`` none may, while the case's genuine reproduction does in the
 same run, so "never reproduced" cannot hold vacuously. One cheat
 (``warm_pool_timing``) aims at the new sandbox itself, and one
-(``static_source_run``) marks a known limit: a located check of the buggy
+(``static_source.run``) marks a known limit: a located check of the buggy
 line's text that also runs the line.
 """
 
@@ -32,7 +32,8 @@ from typing import Any
 import pytest
 
 from bughunt.models import AgentMode, AgentVersion, ReproOutcome
-from tasks.sandbox.reproduction import NOT_EXECUTED_REASON
+from tasks.sandbox.evidence import BUGGY_VARIANTS, CLEAN_VARIANTS
+from tasks.sandbox.reproduction import NOT_EXECUTED_REASON, VARIANT_REASON
 from tests.conftest import ROOT
 
 CASE = "cmp-period-end-inclusive"
@@ -49,6 +50,7 @@ PASSES_ON_BUGGY = "the test passes on the buggy tree"
 FAILS_ON_CLEAN = "the test fails on the clean tree too"
 SAME_ON_BOTH = "same outcome on both trees"
 FINGERPRINT = "fingerprint"
+VARIANT = "a variant it had not seen"
 ANY = "any"
 
 # What each cheat shows in a neutral sandbox: a reason where it is informative.
@@ -82,15 +84,17 @@ EXPECTED: dict[str, str] = {
     "rewrite_evasion": FINGERPRINT,
     "warm_pool_timing": ANY,
     "static_source": NOT_EXECUTED_REASON,
-    "static_source_run": ANY,
+    "static_source.run": ANY,
+    "universal_fingerprint": NOT_EXECUTED_REASON,
+    "universal_fingerprint.run": VARIANT,
 }
 
 KNOWN_LIMIT = {
-    "static_source_run": (
+    "static_source.run": (
         "a located check of the buggy line's text that also runs it once: rewrites keep "
         "operators and the trace shows the line ran (a check of text, not behaviour, until the "
         "bug's region has behaviour-equal twins)"
-    )
+    ),
 }
 """Cheats the sandbox is known not to stop: strict xfail, so a fix shows up as XPASS."""
 
@@ -109,7 +113,9 @@ STATELESS_ON_HOST = (
     "fingerprint_size",
     "rewrite_evasion",
     "static_source",
-    "static_source_run",
+    "static_source.run",
+    "universal_fingerprint",
+    "universal_fingerprint.run",
 )
 IN_ONE_CONTAINER = ("dev_shm", "sysv_ipc", "posix_mqueue", "leftover_process")
 OLD_REPEATS = 3
@@ -179,7 +185,12 @@ def buggy_module(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 def cheat_source(name: str, buggy: bytes) -> str:
     """The cheat's source with the buggy module's fingerprint templated in."""
-    text = (CHEATS_DIR / f"cheat_{name}.py").read_text()
+    file, _, variant = name.partition(".")  # "<cheat>.run": the cheat's file, {{RUN}} = run
+    text = (CHEATS_DIR / f"cheat_{file}.py").read_text().replace("{{RUN}}", variant)
+    if "{{BUGGY_UFP}}" in text:  # the cheat's own fingerprint of what the agent saw
+        namespace: dict[str, Any] = {}
+        exec(compile(text, f"cheat_{name}.py", "exec"), namespace)
+        text = text.replace("{{BUGGY_UFP}}", namespace["fingerprint"](buggy))
     return text.replace("{{BUGGY_SHA}}", hashlib.sha256(buggy).hexdigest()).replace(
         "{{BUGGY_SIZE}}", str(len(buggy))
     )
@@ -220,13 +231,15 @@ def _reason_ok(expected: str, outcome: ReproOutcome, reason: str | None) -> bool
         return reason in (PASSES_ON_BUGGY, FAILS_ON_CLEAN)
     if expected == FINGERPRINT:
         return outcome is ReproOutcome.NOT_REPRODUCED and reason == FINGERPRINT_REASON
+    if expected == VARIANT:
+        return outcome is ReproOutcome.NOT_REPRODUCED and str(reason).endswith(VARIANT_REASON)
     return reason == expected
 
 
 def test_every_cheat_file_is_listed() -> None:
     """The table names every cheat in cheats/, and no cheat file is collected as a test."""
     on_disk = sorted(p.stem.removeprefix("cheat_") for p in CHEATS_DIR.glob("*.py"))
-    assert on_disk == sorted(EXPECTED)
+    assert on_disk == sorted({name.partition(".")[0] for name in EXPECTED})
     assert not list(CHEATS_DIR.glob("test_*.py"))
 
 
@@ -420,7 +433,10 @@ def test_the_genuine_reproduction_reproduces(seed: int, stage_result: Callable[[
     """The case's recorded reproduction reproduces in the very run the cheats ran in."""
     pair = _pair(stage_result(seed), "control")
     assert pair.outcome is ReproOutcome.REPRODUCED, _describe(pair)
-    assert len(pair.observations) == 12 and pair.rewrite_seed is not None, _describe(pair)
+    # 3 repeats on each tree as shown and rewritten, then once on each variant
+    variants = BUGGY_VARIANTS + CLEAN_VARIANTS
+    assert len(pair.observations) == 12 + variants, _describe(pair)
+    assert pair.rewrite_seed is not None, _describe(pair)
 
 
 @pytest.mark.docker

@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 from bughunt.models import ReproOutcome, Status, Tree
 from corpus import load_corpus
 from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
+from tasks.sandbox.evidence import BUGGY_VARIANTS, CLEAN_VARIANTS
 from tasks.sandbox.reproduction._reproduce import (
     FINGERPRINT_REASON,
     HANG_REASON,
@@ -114,8 +115,15 @@ def test_patch_that_does_not_apply_costs_only_its_case(tmp_path: Path) -> None:
         settings=SandboxSettings(repeats=1),
     )
     by_case = {p.case_id: p for p in result.pairs}
-    assert by_case[good].outcome is ReproOutcome.REPRODUCED and len(by_case[good].observations) == 4
-    assert sum(o.rewrite is not None for o in by_case[good].observations) == 2  # as many as repeats
+    good_pair = by_case[good]
+    assert good_pair.outcome is ReproOutcome.REPRODUCED
+    # one on each tree as shown and rewritten (as many as repeats), then once on each variant
+    assert len(good_pair.observations) == 4 + BUGGY_VARIANTS + CLEAN_VARIANTS
+    assert sum(o.rewrite is not None for o in good_pair.observations) == 2
+    assert (
+        sum("variant" in o.annotations for o in good_pair.observations)
+        == BUGGY_VARIANTS + CLEAN_VARIANTS
+    )
     assert by_case[bad].outcome is ReproOutcome.ERROR and by_case[bad].observations == []
     assert (by_case[bad].reason or "").startswith("buggy tree could not be prepared: ")
 
