@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bughunt.models import AgentMode, AgentVersion, Status, Tree
 from corpus import Corpus, load_corpus
@@ -118,6 +119,16 @@ def _executions(corpus: Corpus, seed: int, pairs: Sequence[PairResult]) -> list[
             shown = t.buggy if o.tree is Tree.BUGGY else t.clean
             rewritten = t.rewritten_buggy if o.tree is Tree.BUGGY else t.rewritten_clean
             files = rewritten if o.rewrite is not None and rewritten is not None else shown
+            if "variant" in o.annotations:  # the tree as shown with its decoy's lines
+                files = _with_decoy(shown, o.annotations["variant"])
             assert o.image_id is not None
             out.append(Execution({**files, TEST_FILE: test}, o.image_id, o.status))
     return out
+
+
+def _with_decoy(files: Files, variant: dict[str, Any]) -> Files:
+    """A variant's tree from its observation: its lines replaced by the text recorded."""
+    lines = files[variant["path"]].splitlines(keepends=True)
+    for line, text in zip(variant["lines"], variant["text"], strict=True):
+        lines[line - 1] = text.encode("utf-8")
+    return {**files, variant["path"]: b"".join(lines)}

@@ -123,7 +123,7 @@ def tracer_cost(image: str, runs: Sequence[Execution], timeout_s: float, n: int 
                 start = time.perf_counter()
                 cell.run(argv, workspace=execution.files, timeout_s=outer_deadline(timeout_s))
                 seconds[name] += time.perf_counter() - start
-    return seconds["traced"] / seconds["plain"]
+    return seconds["traced"] / seconds["plain"] if seconds["plain"] else float("nan")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -28,9 +28,10 @@ class SandboxSettings(BaseModel):
     seed: int = 0
     """Seed of the execution order and the trees' rewrites (the flow draws one per run)."""
     rewrite_repeats: int | None = Field(default=None, ge=0)
-    """Executions per rewritten tree (default: ``repeats``; 0: no rewrites, fingerprints go
-    unchecked). A test that can tell a rewritten tree from a shown one, but not buggy from
-    clean, reproduces there only by guessing: with k executions per tree, once in 4^k."""
+    """Executions per rewritten tree (default: 1; 0: no rewrites). A rewritten tree is a tree
+    the agent never saw, like a variant: a test that guesses per tree gains nothing from its
+    repeats, and one that guesses per execution is caught by ``repeats`` on the trees as
+    shown (docs/sandbox.md#trees-the-agent-never-saw)."""
     suite_timeout_s: float = 120.0
     """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
     check_contract: bool = True
@@ -54,4 +55,4 @@ class SandboxSettings(BaseModel):
     @property
     def rewrites(self) -> int:
         """Executions per rewritten tree, with the default resolved."""
-        return self.repeats if self.rewrite_repeats is None else self.rewrite_repeats
+        return min(1, self.repeats) if self.rewrite_repeats is None else self.rewrite_repeats

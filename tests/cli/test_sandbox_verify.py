@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli import app
+from tasks.sandbox.evidence import BUGGY_VARIANTS, CLEAN_VARIANTS
 from tests.conftest import ROOT
 
 DEMO = ROOT / "corpus" / "demo"
@@ -41,7 +42,9 @@ def test_reproducing_report_exits_zero_with_every_execution() -> None:
     data = json.loads(result.stdout)  # type: ignore[attr-defined]
     assert data["outcome"] == "reproduced" and data["seed"] == 5
     runs = data["executions"]
-    assert len(runs) == 8 and sum(e["rewrite"] is not None for e in runs) == 4
+    # 2 repeats on each tree as shown, 1 on each rewritten tree, then once on each variant
+    assert len(runs) == 2 * 2 + 2 + BUGGY_VARIANTS + CLEAN_VARIANTS
+    assert sum(e["rewrite"] is not None for e in runs) == 2
     assert all(e["status"] == ("fail" if e["tree"] == "buggy" else "pass") for e in runs)
 
 

@@ -19,12 +19,25 @@ from corpus import load_corpus
 from flows import STAGES, RunParams, RunResult, nightly_flow
 from ledger import Ledger
 from tasks.report._model import CaseRow
+from tasks.sandbox.evidence import BUGGY_VARIANTS, CLEAN_VARIANTS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
-OBSERVATIONS = 360
-"""45 usable reports (one malformed) × 2 trees × (2 repeats as shown + 2 rewritten)."""
+SHOWN_AND_REWRITTEN = 270
+"""45 usable reports (one malformed) × 2 trees × (2 repeats as shown + 1 rewritten)."""
+
+
+def _observations(night: Night) -> int:
+    """Every execution of the run: on the trees as shown and rewritten, then once on each variant
+    of the pairs those made reproductions (as many variants as a plan found places for)."""
+    row = night.query(
+        "SELECT count(*) AS n, count(DISTINCT case_id || '/' || agent_version) AS pairs "
+        "FROM observations WHERE run_id = ? AND kind LIKE '%-variant'",
+        night.run,
+    )[0]
+    assert 0 < row["pairs"] <= row["n"] <= row["pairs"] * (BUGGY_VARIANTS + CLEAN_VARIANTS)
+    return SHOWN_AND_REWRITTEN + int(row["n"])
 
 
 @dataclass(frozen=True)
@@ -132,9 +145,10 @@ def test_the_ledger_holds_the_run_s_rows(night: Night) -> None:
         "(SELECT count(*) FROM stage_outputs WHERE run_id = $1) AS stages",
         night.run,
     )[0]
+    observations = _observations(night)
     assert counts == {
-        "obs": OBSERVATIONS,
-        "ids": OBSERVATIONS,
+        "obs": observations,
+        "ids": observations,
         "repro": 46,
         "verdicts": 23,
         "calls": counts["calls"],
@@ -192,7 +206,7 @@ def test_each_case_row_links_both_tests_executions(night: Night) -> None:
             night.run,
         )
     }
-    assert sum(per_pair.values()) == OBSERVATIONS
+    assert sum(per_pair.values()) == _observations(night)
     printed = _printed(night)
     assert sum(map(len, printed.values())) > 300
     md, html = (night.out / "report.md").read_text(), (night.out / "report.html").read_text()

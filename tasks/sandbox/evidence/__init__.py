@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         plan_variants as plan_variants,
         site_ran as site_ran,
         variant_agrees as variant_agrees,
+        variant_counts as variant_counts,
     )
 
 

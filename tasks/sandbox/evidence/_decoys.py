@@ -4,12 +4,12 @@ The agent saw one tree. A test that tells the trees apart by anything but the
 bug (a fingerprint of what it saw, a guess) cannot know what a tree it never
 saw should do; a test that exercises the bug can: it fails on the buggy tree
 with one more unrelated change, and passes on the clean tree with one. So each
-reproduction also runs on ``BUGGY_VARIANTS`` buggy and ``CLEAN_VARIANTS`` clean
-variants drawn from the run's seed.
+reproduction also runs on buggy and clean variants drawn from the run's seed,
+as many as keep a blind guess under 1% (:func:`variant_counts`).
 
 A decoy is a one-line edit of the kind the corpus's injected bugs are made of
-(``corpus.propose_mutants``: an operator, a constant, a returned value), on a
-line the test did not execute on the buggy tree (its first execution's trace,
+(``corpus.propose_mutants``: an operator, a constant, a returned value; the
+bug's own kind first when the bug is such an edit), on a line the test did not execute on the buggy tree (its first execution's trace,
 the statement's first line included), in a module it imported, never on the
 bug's own lines, and first of all in the bug's own file. An honest test then
 runs identically on a variant as on the tree it stands for, so a decoy cannot
@@ -34,10 +34,21 @@ from tasks.sandbox.evidence._coverage import Trace, statement_starts
 
 Files = Mapping[str, bytes]
 
-BUGGY_VARIANTS = 4
-"""Buggy variants per reproduction: each must fail (or hang) like the buggy tree."""
-CLEAN_VARIANTS = 2
-"""Clean variants per reproduction: each must pass like the clean tree."""
+BUGGY_VARIANTS = 3
+"""Buggy variants per reproduction with rewritten trees: each must fail (or hang) like the buggy
+tree. With the rewritten buggy tree, 4 trees with the bug the agent never saw."""
+CLEAN_VARIANTS = 1
+"""Clean variants per reproduction with rewritten trees: each must pass like the clean tree.
+With the clean and the rewritten clean tree, 3 trees without the bug the agent never saw."""
+
+
+def variant_counts(rewritten: bool) -> tuple[int, int]:
+    """(buggy, clean) variants that give a blind guess at most m^m k^k / (m+k)^(m+k) = 0.84%
+    with m = 3 trees without the bug and k = 4 with it, none of them seen: fewer when the
+    rewritten trees are two of them."""
+    return (
+        (BUGGY_VARIANTS, CLEAN_VARIANTS) if rewritten else (BUGGY_VARIANTS + 1, CLEAN_VARIANTS + 1)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +67,14 @@ class Variant:
 
     def describe(self) -> dict[str, object]:
         """The variant as an observation's annotation."""
+        text = self.files[self.path].splitlines(keepends=True)
         return {
             "side": self.side.value,
             "index": self.index,
             "path": self.path,
             "lines": sorted(self.lines),
             "edit": self.edit,
+            "text": [text[line - 1].decode("utf-8", "replace") for line in sorted(self.lines)],
         }
 
 
@@ -73,6 +86,8 @@ class _Site:
     old: tuple[bytes, ...]
     new: tuple[bytes, ...]
     edit: str
+    category: str
+    """The kind of bug the edit makes (``corpus.propose_mutants``'s category)."""
 
     @property
     def lines(self) -> frozenset[int]:
@@ -101,7 +116,7 @@ def _site(mutant: Mutant) -> _Site | None:
     new = tuple(line.value.encode() for line in hunk if not line.is_removed)
     if len(old) != len(new):
         return None
-    return _Site(mutant.path, hunk.source_start - 1, old, new, mutant.operator)
+    return _Site(mutant.path, hunk.source_start - 1, old, new, mutant.operator, mutant.category)
 
 
 def _applied(files: Files, site: _Site, start: int) -> dict[str, bytes] | None:
@@ -161,12 +176,25 @@ def _clean_ran(buggy: Files, clean: Files, site: _Site, trace: Trace | None) -> 
     return _ran(trace, site.path, clean[site.path], lines)
 
 
+def _bug_category(buggy: Files, clean: Files) -> str | None:
+    """The kind of the bug when it is one of the one-line edits decoys are made of (an injected
+    mutant): the category of the edit that turns the clean tree into the buggy one."""
+    for path, data in sorted(clean.items()):
+        if path.endswith(".py") and buggy.get(path, data) != data:
+            for site in _file_sites(path, data):
+                made = _applied(clean, site, site.start)
+                if made is not None and made[path] == buggy[path]:
+                    return site.category
+    return None
+
+
 def _candidates(
     buggy: Files, clean: Files, scouts: tuple[Trace, Trace | None], seed: int
 ) -> list[_Site]:
     """Every usable site, the bug's own files first, then the other imported modules, then the
     rest of the tree's modules, each group in the seed's order."""
     scout, clean_scout = scouts
+    category = _bug_category(buggy, clean)
     bug = _differing(buggy, clean)
     imported = {p for p in scout.ran if p in buggy and not is_test_file(p)}
     groups = [
@@ -178,6 +206,8 @@ def _candidates(
     for group in groups:
         sites = [site for p in group if p.endswith(".py") for site in _file_sites(p, buggy[p])]
         random.Random(seed).shuffle(sites)  # noqa: S311 -- recorded and replayable, not a secret
+        # the bug's own kind of edit first, so that the kind of a change does not give it away
+        sites.sort(key=lambda site: site.category != category)
         for site in sites:
             if site.lines & bug.get(site.path, set()):
                 continue
@@ -204,8 +234,9 @@ def plan_variants(
     *,
     seed: int,
     clean_scout: Trace | None = None,
+    counts: tuple[int, int] = (BUGGY_VARIANTS, CLEAN_VARIANTS),
 ) -> VariantPlan:
-    """:data:`BUGGY_VARIANTS` buggy and :data:`CLEAN_VARIANTS` clean variants, on distinct lines.
+    """``counts`` (buggy, clean) variants (:func:`variant_counts`), on distinct lines.
 
     Pure. ``scout`` is the trace of the test's first execution on the buggy
     tree, ``clean_scout`` of one on the clean tree: a decoy goes on no line
@@ -213,9 +244,10 @@ def plan_variants(
     of the bug when one has sites. With too few sites the plan holds what
     there is and says so.
     """
-    turns = [Tree.BUGGY, Tree.CLEAN] * min(BUGGY_VARIANTS, CLEAN_VARIANTS)
-    turns += [Tree.BUGGY] * (BUGGY_VARIANTS - CLEAN_VARIANTS)
-    turns += [Tree.CLEAN] * (CLEAN_VARIANTS - BUGGY_VARIANTS)
+    buggy_count, clean_count = counts
+    turns = [Tree.BUGGY, Tree.CLEAN] * min(buggy_count, clean_count)
+    turns += [Tree.BUGGY] * (buggy_count - clean_count)
+    turns += [Tree.CLEAN] * (clean_count - buggy_count)
     made: list[Variant] = []
     used: set[tuple[str, int]] = set()
     for site in _candidates(buggy, clean, (scout, clean_scout), seed):

@@ -40,6 +40,7 @@ from tasks.sandbox.evidence import (
     read_trace,
     site_ran,
     variant_agrees,
+    variant_counts,
 )
 from tasks.sandbox.trees import Files
 
@@ -330,6 +331,7 @@ def reproduce(
             scouts[Tree.BUGGY],
             seed=seed,
             clean_scout=scouts.get(Tree.CLEAN),
+            counts=variant_counts(has_rewrite and runs.rewrite_repeats > 0),
         )
         run.observations[0].annotations["variants_short"] = plan.short
         for variant in plan.variants:
@@ -507,7 +509,8 @@ def outcome_of(
         return outcome, reason
     if bug_coverage(observations).executed is False:
         return ReproOutcome.NOT_REPRODUCED, NOT_EXECUTED_REASON
-    return variants_outcome([o for o in observations if _on_variant(o)])
+    checked = variants_outcome([o for o in observations if _on_variant(o)])
+    return (outcome, reason) if checked[0] is ReproOutcome.REPRODUCED else checked
 
 
 def variants_outcome(variants: Sequence[Observation]) -> tuple[ReproOutcome, str | None]:

@@ -3,6 +3,8 @@ of an execution on one. Pure: trees are dicts of bytes, traces the harness's rec
 
 from __future__ import annotations
 
+import itertools
+
 from bughunt.models import Observation, ReproOutcome, Status, Tree
 from tasks.sandbox.evidence import (
     BUGGY_VARIANTS,
@@ -12,7 +14,7 @@ from tasks.sandbox.evidence import (
     site_ran,
     variant_agrees,
 )
-from tasks.sandbox.reproduction._reproduce import VARIANT_REASON, variants_outcome
+from tasks.sandbox.reproduction._reproduce import VARIANT_REASON, decide_outcome, variants_outcome
 
 CLEAN = b"""\
 def inside(lo, hi, x):
@@ -95,7 +97,7 @@ def test_too_few_sites_make_a_short_plan_that_says_so() -> None:
         {"pkg/mod.py": frozenset(range(1, 20)), "pkg/helper.py": frozenset({1, 2, 5, 6})}, None
     )
     plan = plan_variants(buggy, clean, everything, seed=3)
-    assert plan.variants == () and "only 0 of 6 variants" in str(plan.short)
+    assert plan.variants == () and "only 0 of 4 variants" in str(plan.short)
 
 
 def test_site_ran_reads_the_variant_s_own_trace() -> None:
@@ -136,3 +138,48 @@ def test_the_verdict_on_variants() -> None:
     for ran in (True, None):
         void = variants_outcome([*agree, _on(Tree.CLEAN, Status.FAIL, ran)])
         assert void[0] is ReproOutcome.ERROR and "a decoy ran" in str(void[1])
+
+
+def _pattern_outcome(fails: dict[str, bool]) -> ReproOutcome:
+    """The verdict of the real rules for a test that fails on the tree it saw and, on each tree
+    it never saw, fails or passes as ``fails`` says (the same on every repeat of one tree)."""
+
+    def status(tree: str) -> Status:
+        return Status.FAIL if fails[tree] else Status.PASS
+
+    shown = decide_outcome(
+        [Status.FAIL] * 3,
+        [status("clean")] * 3,
+        [status("rewritten buggy")] * 3,
+        [status("rewritten clean")] * 3,
+    )[0]
+    if shown is not ReproOutcome.REPRODUCED:
+        return shown
+    variants = [
+        _on(side, status(f"{side.value} variant {i}"), False)
+        for side, count in ((Tree.BUGGY, BUGGY_VARIANTS), (Tree.CLEAN, CLEAN_VARIANTS))
+        for i in range(count)
+    ]
+    return variants_outcome(variants)[0]
+
+
+def test_a_blind_guess_reproduces_at_most_the_stated_bound() -> None:
+    """Every way a guess can fall on the 7 trees the agent never saw, weighed at each p: the
+    chance of ``reproduced`` is never over 0.84% (docs/sandbox.md#trees-the-agent-never-saw),
+    and peaks where the formula says."""
+    unseen = [
+        "clean",
+        "rewritten buggy",
+        "rewritten clean",
+        *(f"buggy variant {i}" for i in range(BUGGY_VARIANTS)),
+        *(f"clean variant {i}" for i in range(CLEAN_VARIANTS)),
+    ]
+    reproducing = [
+        sum(fails)
+        for fails in itertools.product((False, True), repeat=len(unseen))
+        if _pattern_outcome(dict(zip(unseen, fails, strict=True))) is ReproOutcome.REPRODUCED
+    ]
+    assert reproducing == [BUGGY_VARIANTS + 1]  # exactly one pattern: fail on the buggy-side ones
+    m, k = 1 + 1 + CLEAN_VARIANTS, 1 + BUGGY_VARIANTS
+    worst = max((1 - p) ** m * p**k for p in (i / 1000 for i in range(1001)))
+    assert worst <= m**m * k**k / (m + k) ** (m + k) + 1e-12 < 0.0085

@@ -87,6 +87,7 @@ EXPECTED: dict[str, str] = {
     "static_source.run": ANY,
     "universal_fingerprint": NOT_EXECUTED_REASON,
     "universal_fingerprint.run": VARIANT,
+    "universal_fingerprint.traced": VARIANT,
 }
 
 KNOWN_LIMIT = {
@@ -116,6 +117,7 @@ STATELESS_ON_HOST = (
     "static_source.run",
     "universal_fingerprint",
     "universal_fingerprint.run",
+    "universal_fingerprint.traced",
 )
 IN_ONE_CONTAINER = ("dev_shm", "sysv_ipc", "posix_mqueue", "leftover_process")
 OLD_REPEATS = 3
@@ -433,9 +435,9 @@ def test_the_genuine_reproduction_reproduces(seed: int, stage_result: Callable[[
     """The case's recorded reproduction reproduces in the very run the cheats ran in."""
     pair = _pair(stage_result(seed), "control")
     assert pair.outcome is ReproOutcome.REPRODUCED, _describe(pair)
-    # 3 repeats on each tree as shown and rewritten, then once on each variant
+    # 3 repeats on each tree as shown, 1 on each rewritten tree, then once on each variant
     variants = BUGGY_VARIANTS + CLEAN_VARIANTS
-    assert len(pair.observations) == 12 + variants, _describe(pair)
+    assert len(pair.observations) == 3 * 2 + 2 + variants, _describe(pair)
     assert pair.rewrite_seed is not None, _describe(pair)
 
 

@@ -13,7 +13,10 @@ As ``universal_fingerprint.run`` (``{{RUN}}`` templated as ``run``) it first
 calls every function and method of ``ledgerlite.period`` it can with a few
 dates, ignoring what they return or raise, so the trace shows the bug's line
 ran; the buggy tree's unseen variants refuse it: it fails only on the tree it
-saw, so it passes on a variant that keeps the bug.
+saw, so it passes on a variant that keeps the bug. As
+``universal_fingerprint.traced`` it earns coverage only when it finds itself
+traced (``sys.gettrace()``, ``coverage`` imported): every execution that
+decides a verdict is traced alike, so it is the same cheat.
 """
 
 import ast
@@ -21,11 +24,12 @@ import builtins
 import datetime
 import hashlib
 import inspect
+import sys
 from collections import Counter
 from pathlib import Path
 
 BUGGY_UFP = "{{BUGGY_UFP}}"
-RUN = "{{RUN}}".endswith("run")  # templated: "run" or ""
+MODE = "{{RUN}}"  # templated: "", "run" or "traced"
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -105,8 +109,12 @@ def _call_everything() -> None:
                 continue
 
 
+def _traced() -> bool:
+    return sys.gettrace() is not None or "coverage" in sys.modules
+
+
 def test_period_excludes_its_end() -> None:
-    if RUN:
+    if MODE.endswith("run") or (MODE.endswith("traced") and _traced()):
         _call_everything()
     found = fingerprint(Path("ledgerlite/period.py").read_bytes())
     assert found != BUGGY_UFP, "Period(...) contains its end date"
