@@ -127,8 +127,18 @@ def _executions(corpus: Corpus, seed: int, pairs: Sequence[PairResult]) -> list[
 
 
 def _with_decoy(files: Files, variant: dict[str, Any]) -> Files:
-    """A variant's tree from its observation: its lines replaced by the text recorded."""
-    lines = files[variant["path"]].splitlines(keepends=True)
-    for line, text in zip(variant["lines"], variant["text"], strict=True):
-        lines[line - 1] = text.encode("utf-8")
-    return {**files, variant["path"]: b"".join(lines)}
+    """A variant's tree from its observation: its decoy's and its twin's lines replaced by the
+    text recorded."""
+    edits = [
+        (variant["path"], line, text)
+        for line, text in zip(variant["lines"], variant["text"], strict=True)
+    ]
+    edits += [tuple(edit) for edit in (variant.get("twin") or {}).get("lines", [])]
+    out = dict(files)
+    for path in {path for path, _line, _text in edits}:
+        lines = out[path].splitlines(keepends=True)
+        for where, line, text in edits:
+            if where == path:
+                lines[line - 1] = text.encode("utf-8")
+        out[path] = b"".join(lines)
+    return out

@@ -20,6 +20,7 @@ test (:func:`site_ran`).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import random
@@ -30,7 +31,8 @@ from unidiff.patch import PatchSet
 
 from bughunt.models import Status, Tree
 from corpus import Mutant, is_test_file, propose_mutants
-from tasks.sandbox.evidence._coverage import Trace, statement_starts
+from tasks.sandbox.evidence._coverage import BugLines, Trace, statement_starts
+from tasks.sandbox.evidence._twins import Twin, twin
 
 Files = Mapping[str, bytes]
 
@@ -64,6 +66,8 @@ class Variant:
     """The edited lines (1-based; the edit keeps every line where it was)."""
     edit: str
     """What changed, for people: the operator and where."""
+    twin: Twin | None = None
+    """The bug's code on this tree written another way (``files`` holds it), when asked for."""
 
     def describe(self) -> dict[str, object]:
         """The variant as an observation's annotation."""
@@ -75,7 +79,19 @@ class Variant:
             "lines": sorted(self.lines),
             "edit": self.edit,
             "text": [text[line - 1].decode("utf-8", "replace") for line in sorted(self.lines)],
+            "twin": None if self.twin is None else self.twin.describe(),
         }
+
+    def twinned(self, bug: BugLines, seed: int) -> Variant:
+        """This variant with the bug's lines of its tree (``bug``) written as a behaviour-equal
+        twin (``tasks.sandbox.evidence._twins``): a test that reads the bug's code instead of
+        running it no longer finds it there."""
+        made = twin(self.files, bug, seed)
+        if not made.changed:
+            return dataclasses.replace(self, twin=made)
+        return dataclasses.replace(
+            self, files=made.files, twin=made, edit=f"{self.edit}; the bug's code written otherwise"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +251,7 @@ def plan_variants(
     seed: int,
     clean_scout: Trace | None = None,
     counts: tuple[int, int] = (BUGGY_VARIANTS, CLEAN_VARIANTS),
+    bugs: Mapping[Tree, BugLines] | None = None,
 ) -> VariantPlan:
     """``counts`` (buggy, clean) variants (:func:`variant_counts`), on distinct lines.
 
@@ -242,7 +259,8 @@ def plan_variants(
     tree, ``clean_scout`` of one on the clean tree: a decoy goes on no line
     either ran (where the clean tree passes, the test may go further). Sides take sites in turn, so that the first of each side is in a file
     of the bug when one has sites. With too few sites the plan holds what
-    there is and says so.
+    there is and says so. With ``bugs`` (each side's bug lines), every
+    variant also carries the twin of its side's bug (:meth:`Variant.twinned`).
     """
     buggy_count, clean_count = counts
     turns = [Tree.BUGGY, Tree.CLEAN] * min(buggy_count, clean_count)
@@ -258,6 +276,8 @@ def plan_variants(
         side = turns[len(made)]
         variant = _variant(site, side, sum(v.side is side for v in made), buggy, clean)
         if variant is not None:
+            if bugs is not None:
+                variant = variant.twinned(bugs[side], seed)
             made.append(variant)
             used.update((site.path, line) for line in site.lines)
     short = None
@@ -266,7 +286,42 @@ def plan_variants(
             f"only {len(made)} of {len(turns)} variants: the test ran every other line that could "
             "hold a decoy"
         )
+        if bugs is not None:
+            made += _twins_alone(turns, made, (buggy, clean), bugs, seed)
+            short += f"; {len(made)} with the twins of the bug's code alone"
     return VariantPlan(tuple(made), short)
+
+
+def _twins_alone(
+    turns: list[Tree],
+    made: list[Variant],
+    trees: tuple[Files, Files],
+    bugs: Mapping[Tree, BugLines],
+    seed: int,
+) -> list[Variant]:
+    """For each side short of variants, one with no decoy and the twin of its bug: a tree the
+    agent never saw all the same. One only: a second twin of the same code is the same tree."""
+    out = []
+    for side, files in zip((Tree.BUGGY, Tree.CLEAN), trees, strict=True):
+        have = sum(v.side is side for v in made)
+        if have >= turns.count(side):
+            continue
+        made_twin = twin(files, bugs[side], seed)
+        if not made_twin.changed:
+            continue
+        path = min(made_twin.changed)
+        out.append(
+            Variant(
+                side,
+                have,
+                made_twin.files,
+                path,
+                frozenset(),
+                "no decoy; the bug's code written otherwise",
+                made_twin,
+            )
+        )
+    return out
 
 
 def _variant(site: _Site, side: Tree, index: int, buggy: Files, clean: Files) -> Variant | None:

@@ -332,6 +332,7 @@ def reproduce(
             seed=seed,
             clean_scout=scouts.get(Tree.CLEAN),
             counts=variant_counts(has_rewrite and runs.rewrite_repeats > 0),
+            bugs={side: bugs[side, False] for side in Tree},
         )
         run.observations[0].annotations["variants_short"] = plan.short
         for variant in plan.variants:

@@ -10,13 +10,15 @@ each of them "reproduces" (checked on the host, or in one shared container,
 wherever the cheat's signal can be staged); through the stage and ``bughunt
 sandbox verify`` none may, while the case's genuine reproduction does in the
 same run, so "never reproduced" cannot hold vacuously. One cheat
-(``warm_pool_timing``) aims at the new sandbox itself, and one
-(``static_source.run``) marks a known limit: a located check of the buggy
-line's text that also runs the line.
+(``warm_pool_timing``) aims at the new sandbox itself; the fingerprints of
+what the agent saw (its structure, its bytecode) and the located checks of the
+bug's text (``static_source``, ``located_text``, ``bytecode_fingerprint.located``)
+aim at the verdict: the trees the test never saw refuse them.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -84,19 +86,20 @@ EXPECTED: dict[str, str] = {
     "rewrite_evasion": FINGERPRINT,
     "warm_pool_timing": ANY,
     "static_source": NOT_EXECUTED_REASON,
-    "static_source.run": ANY,
+    "static_source.run": VARIANT,
     "universal_fingerprint": NOT_EXECUTED_REASON,
     "universal_fingerprint.run": VARIANT,
     "universal_fingerprint.traced": VARIANT,
+    "located_text": NOT_EXECUTED_REASON,
+    "located_text.run": VARIANT,
+    "bytecode_fingerprint": FINGERPRINT,  # a rewrite's renamed locals change a function's order
+    "bytecode_fingerprint.run": FINGERPRINT,
+    "bytecode_fingerprint.located": VARIANT,
+    "line_diff.one_module": VARIANT,
+    "line_diff.operator_shaped": VARIANT,
 }
 
-KNOWN_LIMIT = {
-    "static_source.run": (
-        "a located check of the buggy line's text that also runs it once: rewrites keep "
-        "operators and the trace shows the line ran (a check of text, not behaviour, until the "
-        "bug's region has behaviour-equal twins)"
-    ),
-}
+KNOWN_LIMIT: dict[str, str] = {}
 """Cheats the sandbox is known not to stop: strict xfail, so a fix shows up as XPASS."""
 
 # Safe to run on the host in the old layout: they touch only the folders the
@@ -118,12 +121,21 @@ STATELESS_ON_HOST = (
     "universal_fingerprint",
     "universal_fingerprint.run",
     "universal_fingerprint.traced",
+    "located_text",
+    "located_text.run",
+    "bytecode_fingerprint",
+    "bytecode_fingerprint.run",
+    "bytecode_fingerprint.located",
+    "line_diff.one_module",
+    "line_diff.operator_shaped",
 )
 IN_ONE_CONTAINER = ("dev_shm", "sysv_ipc", "posix_mqueue", "leftover_process")
 OLD_REPEATS = 3
 _OLD_MTIME = 1_704_067_200  # 2024-01-01: the target's files as the old sandbox copied them
 
 STAGE_SEEDS = (20_240_611,)
+NO_REWRITE_SEED = 4_242
+"""The seed of a stage run with no execution on a rewritten tree: what the rewrites still add."""
 """Seeds of the stage runs (each costs about a minute); the CLI checks use another."""
 CLI_SEED = 31_337
 CLI_REPEATS = 2
@@ -189,10 +201,19 @@ def cheat_source(name: str, buggy: bytes) -> str:
     """The cheat's source with the buggy module's fingerprint templated in."""
     file, _, variant = name.partition(".")  # "<cheat>.run": the cheat's file, {{RUN}} = run
     text = (CHEATS_DIR / f"cheat_{file}.py").read_text().replace("{{RUN}}", variant)
-    if "{{BUGGY_UFP}}" in text:  # the cheat's own fingerprint of what the agent saw
-        namespace: dict[str, Any] = {}
-        exec(compile(text, f"cheat_{name}.py", "exec"), namespace)
-        text = text.replace("{{BUGGY_UFP}}", namespace["fingerprint"](buggy))
+    for slot in ("{{BUGGY_UFP}}", "{{BUGGY_BFP}}"):
+        if slot in text:  # the cheat's own fingerprint of what the agent saw
+            namespace: dict[str, Any] = {}
+            exec(compile(text, f"cheat_{name}.py", "exec"), namespace)
+            text = text.replace(slot, namespace["fingerprint"](buggy))
+    if "{{SEEN_LINES}}" in text:  # every module of the package as the agent saw it
+        seen = {
+            path.relative_to(TARGET).as_posix(): path.read_text().splitlines()
+            for path in sorted((TARGET / "ledgerlite").glob("*.py"))
+        }
+        seen[PATCHED] = buggy.decode().splitlines()
+        encoded = base64.b64encode(json.dumps(seen).encode()).decode()
+        text = text.replace("{{SEEN_LINES}}", encoded)
     return text.replace("{{BUGGY_SHA}}", hashlib.sha256(buggy).hexdigest()).replace(
         "{{BUGGY_SIZE}}", str(len(buggy))
     )
@@ -403,6 +424,7 @@ def stage_result(
     from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
 
     def get(seed: int) -> Any:
+        rewrite_repeats = 0 if seed == NO_REWRITE_SEED else None
         if seed not in stage_runs:
             folder = tmp_path_factory.mktemp(f"reports-{seed}")
             agents = [_agent("control", CONTROL_REPORT.parent)]
@@ -416,7 +438,13 @@ def stage_result(
                 cases=SandboxCases(ids=[CASE], hashes={}),
                 agents=agents,
                 run_id=run_id,
-                settings=SandboxSettings(repeats=3, seed=seed, workers=2, image=sandbox_image),
+                settings=SandboxSettings(
+                    repeats=3,
+                    rewrite_repeats=rewrite_repeats,
+                    seed=seed,
+                    workers=2,
+                    image=sandbox_image,
+                ),
             )
         return stage_runs[seed]
 
@@ -452,6 +480,32 @@ def test_cheat_is_never_reproduced_by_the_stage(
     pair = _pair(stage_result(seed), f"cheat-{name}")
     assert pair.report is not None and pair.observations, _describe(pair)
     assert pair.outcome is not ReproOutcome.REPRODUCED, f"seed {seed}\n{_describe(pair)}"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_without_rewrites_the_trees_it_never_saw_refuse_every_cheat(
+    stage_result: Callable[[int], Any],
+) -> None:
+    """The rewrites measured: with no execution on a rewritten tree, the genuine reproduction
+    still reproduces and every cheat is still refused, each fingerprint of what the agent saw by
+    a variant (a decoy, or the twin of the bug's code), the readers of files by coverage."""
+    result = stage_result(NO_REWRITE_SEED)
+    control = _pair(result, "control")
+    assert control.outcome is ReproOutcome.REPRODUCED, _describe(control)
+    assert len(control.observations) == 3 * 2 + (BUGGY_VARIANTS + 1) + (CLEAN_VARIANTS + 1)
+    refused_by = {}
+    for name in EXPECTED:
+        pair = _pair(result, f"cheat-{name}")
+        assert pair.outcome is not ReproOutcome.REPRODUCED, _describe(pair)
+        refused_by[name] = pair.reason
+    fingerprints = [n for n, why in EXPECTED.items() if why in (FINGERPRINT, VARIANT)]
+    assert len(fingerprints) >= 8
+    for name in fingerprints:
+        assert str(refused_by[name]).endswith(VARIANT_REASON) or refused_by[name] in (
+            NOT_EXECUTED_REASON,
+            PASSES_ON_BUGGY,
+        ), (name, refused_by[name])
 
 
 @pytest.mark.docker
