@@ -121,7 +121,7 @@ def _prepare(
         clean,
         seed=settings.seed,
         case_id=case.case_id,
-        plan=plan if settings.rewrites > 0 else None,
+        plan=plan if settings.rewrite_repeats > 0 else None,
     )
     view = agent_view(buggy, target.oracle, target.visible_tests)
     if trees.rewrite_seed is None:

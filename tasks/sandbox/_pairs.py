@@ -195,7 +195,7 @@ def _run_pair(job: Job, setup: PairSetup) -> PairResult:
         executor, image_id = setup.engine.executors[job.case.target]
         timeout_s = settings.timeout_for(job.case.target)
         ids = PairIds(setup.run_id, case_id, job.case_hash, agent.name, image_id, job.sample)
-        runs = ReproRuns(settings.repeats, settings.rewrites, timeout_s, settings.seed)
+        runs = ReproRuns(settings.repeats, settings.rewrite_repeats, timeout_s, settings.seed)
         test_hash, observations = reproduce(got, job.trees, executor=executor, ids=ids, runs=runs)
         outcome, reason = outcome_of(observations, timeout_s)
         if reason == FINGERPRINT_REASON and job.check is not None:

@@ -27,11 +27,11 @@ class SandboxSettings(BaseModel):
     """Sandbox image (default: the locally built bughunt image)."""
     seed: int = 0
     """Seed of the execution order and the trees' rewrites (the flow draws one per run)."""
-    rewrite_repeats: int | None = Field(default=None, ge=0)
-    """Executions per rewritten tree (default: 1; 0: no rewrites). A rewritten tree is a tree
-    the agent never saw, like a variant: a test that guesses per tree gains nothing from its
-    repeats, and one that guesses per execution is caught by ``repeats`` on the trees as
-    shown (docs/sandbox.md#trees-the-agent-never-saw)."""
+    rewrite_repeats: int = Field(default=0, ge=0)
+    """Executions per rewritten tree (default 0: no rewrites). The trees the agent never saw
+    (variants with a decoy and the bug's twin) refuse every fingerprint the rewrites did, and
+    rewrites cost executions and break code that reads itself
+    (docs/sandbox.md#a-fingerprint-is-not-a-reproduction)."""
     suite_timeout_s: float = 120.0
     """Deadline of one run of the target's own suite (the corpus contract, a rewrite's check)."""
     check_contract: bool = True
@@ -51,8 +51,3 @@ class SandboxSettings(BaseModel):
     def samples_of(self, agent: AgentVersion) -> int:
         """How many samples ``agent`` gets per case: ``agent_samples`` for a command agent."""
         return self.agent_samples if agent.mode is AgentMode.COMMAND else 1
-
-    @property
-    def rewrites(self) -> int:
-        """Executions per rewritten tree, with the default resolved."""
-        return min(1, self.repeats) if self.rewrite_repeats is None else self.rewrite_repeats

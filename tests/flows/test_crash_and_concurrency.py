@@ -107,9 +107,9 @@ def test_sigkill_mid_run_then_resume_has_no_duplicates(
         "FROM observations WHERE run_id = ?",
         [run_id],
     )[0]
-    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten); then the variants of the pairs
-    # those made reproductions: no row twice
-    assert rows["n"] == rows["ids"] and rows["shown"] == len(CASES) * 2 * 2 * (1 + 1)
+    # cases × agents × 2 trees × 1 repeat as shown; then the variants of the pairs those made
+    # reproductions: no row twice
+    assert rows["n"] == rows["ids"] and rows["shown"] == len(CASES) * 2 * 2 * 1
     stages = store.query(
         "SELECT stage, count(*) AS n FROM stage_outputs WHERE run_id = ? GROUP BY 1", [run_id]
     )
@@ -186,8 +186,8 @@ def test_nightly_and_pr_at_the_same_time_both_land(tmp_path: Path) -> None:
             "GROUP BY 1"
         )
     }
-    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten), the variants aside
-    assert counts == {"nightly-both": 2 * 2 * 2 * 2, "pr-both": 1 * 2 * 2 * 2}
+    # cases × agents × 2 trees × 1 repeat as shown, the variants aside
+    assert counts == {"nightly-both": 2 * 2 * 2, "pr-both": 1 * 2 * 2}
     verdicts = {
         r["run_id"]: r["n"]
         for r in store.query("SELECT run_id, count(*) AS n FROM verdicts GROUP BY 1")

@@ -160,8 +160,8 @@ def test_a_worker_killed_mid_sandbox_loses_and_duplicates_nothing(
     store = Ledger(ledger)
     ref, spread = observations(store, "serial"), observations(store, "spread")
     assert spread["rows"] == ref["rows"]
-    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten), then the variants
-    assert sum(not r[-1].endswith("-variant") for r in ref["rows"]) == len(CASES) * 2 * 2 * 2
+    # cases × agents × 2 trees × 1 repeat as shown, then the variants
+    assert sum(not r[-1].endswith("-variant") for r in ref["rows"]) == len(CASES) * 2 * 2
     assert spread["distinct_ids"] == len(spread["rows"])  # none written twice
     assert verdicts(store, "spread") == verdicts(store, "serial")
     assert len(verdicts(store, "serial")) == len(CASES)
@@ -227,8 +227,8 @@ def test_a_nightly_and_two_prs_at_once_share_the_cluster_and_the_ledger(
             "GROUP BY 1"
         )
     }
-    # cases × agents × 2 trees × (1 repeat as shown + 1 rewritten), the variants aside
-    assert counts == {"nightly": len(CASES) * 8, "pr0": 8, "pr1": 8}
+    # cases × agents × 2 trees × 1 repeat as shown, the variants aside
+    assert counts == {"nightly": len(CASES) * 4, "pr0": 4, "pr1": 4}
     every = store.query("SELECT count(*) AS n, count(DISTINCT record_id) AS ids FROM observations")
     assert every[0]["ids"] == every[0]["n"]  # none written twice
     assert {r: len(verdicts(store, r)) for r in runs} == {"nightly": len(CASES), "pr0": 1, "pr1": 1}

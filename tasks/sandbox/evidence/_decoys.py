@@ -36,20 +36,20 @@ from tasks.sandbox.evidence._twins import Twin, twin
 
 Files = Mapping[str, bytes]
 
-BUGGY_VARIANTS = 3
-"""Buggy variants per reproduction with rewritten trees: each must fail (or hang) like the buggy
-tree. With the rewritten buggy tree, 4 trees with the bug the agent never saw."""
-CLEAN_VARIANTS = 1
-"""Clean variants per reproduction with rewritten trees: each must pass like the clean tree.
-With the clean and the rewritten clean tree, 3 trees without the bug the agent never saw."""
+BUGGY_VARIANTS = 4
+"""Buggy variants per reproduction: each must fail (or hang) like the buggy tree. 4 trees with
+the bug the agent never saw (one fewer with rewritten trees, the rewritten buggy tree being one)."""
+CLEAN_VARIANTS = 2
+"""Clean variants per reproduction: each must pass like the clean tree. With the clean tree, 3
+trees without the bug the test must pass on (one fewer with the rewritten clean tree)."""
 
 
 def variant_counts(rewritten: bool) -> tuple[int, int]:
     """(buggy, clean) variants that give a blind guess at most m^m k^k / (m+k)^(m+k) = 0.84%
-    with m = 3 trees without the bug and k = 4 with it, none of them seen: fewer when the
-    rewritten trees are two of them."""
+    with m = 3 trees without the bug and k = 4 with it, none of them seen: one fewer each when
+    the rewritten trees are two of them."""
     return (
-        (BUGGY_VARIANTS, CLEAN_VARIANTS) if rewritten else (BUGGY_VARIANTS + 1, CLEAN_VARIANTS + 1)
+        (BUGGY_VARIANTS - 1, CLEAN_VARIANTS - 1) if rewritten else (BUGGY_VARIANTS, CLEAN_VARIANTS)
     )
 
 

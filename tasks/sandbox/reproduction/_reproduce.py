@@ -1,8 +1,8 @@
 """One report's reproduction test against one case: the executions, shuffled, and the verdict.
 
 The test runs ``repeats`` times on the buggy and on the clean tree as the
-agent saw them, and ``rewrite_repeats`` times on behaviour-preserving
-rewrites of both (corpus/_rewrite.py), in one order shuffled from a seed
+agent saw them, and ``rewrite_repeats`` times (none by default) on
+behaviour-preserving rewrites of both (corpus/_rewrite.py), in one order shuffled from a seed
 that derives from the run's seed, the case and the agent (never from a
 worker or shard). Each execution gets namespaces and writable places of its
 own in a hardened cell (``_cell``), so nothing but the tree's content tells
@@ -11,7 +11,9 @@ them apart.
 Every execution runs under the line tracer (``harness/trace.py``); what it
 shows of the bug's lines is kept in the observation's annotations
 (``tasks.sandbox.evidence``), and a reproduction whose test never ran the bug
-where it failed is not one (:func:`outcome_of`).
+where it failed is not one (:func:`outcome_of`). A reproduction then runs on
+the trees the agent never saw: variants with a decoy edit each and the bug's
+code written as a behaviour-equal twin (``tasks.sandbox.evidence``).
 
 Pure parts (the schedule, a status from an execution, the verdict) are
 functions here; :func:`reproduce` is the thin shell over an executor.

@@ -51,19 +51,19 @@ TEST_FILE = "test_bughunt_repro.py"
 PASSES_ON_BUGGY = "the test passes on the buggy tree"
 FAILS_ON_CLEAN = "the test fails on the clean tree too"
 SAME_ON_BOTH = "same outcome on both trees"
-FINGERPRINT = "fingerprint"
 VARIANT = "a variant it had not seen"
 ANY = "any"
 
 # What each cheat shows in a neutral sandbox: a reason where it is informative.
 # A cheat that waits for a marker never finds one, so it fails everywhere; a
 # cheat that looks for a name or a timestamp never sees it, so it passes
-# everywhere; a fingerprint holds on the trees as shown and not on their
-# rewrites. pid and container age depend on the machine: only "not
-# reproduced" is asked of them. warm_pool_timing is aimed at the sandbox
-# itself: a timing channel through containers started ahead of need, which
-# it would find if they were; rewrite_evasion turns its failed
-# rewrite check into errors, which count as not reproduced.
+# everywhere; a fingerprint read from the files runs none of the bug's lines
+# (coverage), and one that also runs them fails only on the tree it saw, so it
+# passes on a buggy variant. pid and container age depend on the machine:
+# only "not reproduced" is asked of them. warm_pool_timing is aimed at the
+# sandbox itself: a timing channel through containers started ahead of need,
+# which it would find if they were; rewrite_evasion would turn a failed
+# rewrite check into errors (with rewrites on).
 EXPECTED: dict[str, str] = {
     "workdir": PASSES_ON_BUGGY,
     "sibling_tree": PASSES_ON_BUGGY,
@@ -80,10 +80,10 @@ EXPECTED: dict[str, str] = {
     "pid": SAME_ON_BOTH,
     "container_age": ANY,
     "mtime": PASSES_ON_BUGGY,
-    "fingerprint_sha": FINGERPRINT,
-    "fingerprint_size": FINGERPRINT,
+    "fingerprint_sha": NOT_EXECUTED_REASON,
+    "fingerprint_size": NOT_EXECUTED_REASON,
     "shared_counter": FAILS_ON_CLEAN,
-    "rewrite_evasion": FINGERPRINT,
+    "rewrite_evasion": NOT_EXECUTED_REASON,
     "warm_pool_timing": ANY,
     "static_source": NOT_EXECUTED_REASON,
     "static_source.run": VARIANT,
@@ -92,8 +92,8 @@ EXPECTED: dict[str, str] = {
     "universal_fingerprint.traced": VARIANT,
     "located_text": NOT_EXECUTED_REASON,
     "located_text.run": VARIANT,
-    "bytecode_fingerprint": FINGERPRINT,  # a rewrite's renamed locals change a function's order
-    "bytecode_fingerprint.run": FINGERPRINT,
+    "bytecode_fingerprint": NOT_EXECUTED_REASON,
+    "bytecode_fingerprint.run": VARIANT,
     "bytecode_fingerprint.located": VARIANT,
     "line_diff.one_module": VARIANT,
     "line_diff.operator_shaped": VARIANT,
@@ -134,8 +134,9 @@ OLD_REPEATS = 3
 _OLD_MTIME = 1_704_067_200  # 2024-01-01: the target's files as the old sandbox copied them
 
 STAGE_SEEDS = (20_240_611,)
-NO_REWRITE_SEED = 4_242
-"""The seed of a stage run with no execution on a rewritten tree: what the rewrites still add."""
+REWRITE_SEED = 4_242
+"""The seed of a stage run that also runs each test once on each rewritten tree (off by
+default): the rewrites stay a working option."""
 """Seeds of the stage runs (each costs about a minute); the CLI checks use another."""
 CLI_SEED = 31_337
 CLI_REPEATS = 2
@@ -246,14 +247,10 @@ def _describe(pair: Any) -> str:
 
 
 def _reason_ok(expected: str, outcome: ReproOutcome, reason: str | None) -> bool:
-    from tasks.sandbox.reproduction._reproduce import FINGERPRINT_REASON
-
     if expected == ANY:
         return True
     if expected == SAME_ON_BOTH:
         return reason in (PASSES_ON_BUGGY, FAILS_ON_CLEAN)
-    if expected == FINGERPRINT:
-        return outcome is ReproOutcome.NOT_REPRODUCED and reason == FINGERPRINT_REASON
     if expected == VARIANT:
         return outcome is ReproOutcome.NOT_REPRODUCED and str(reason).endswith(VARIANT_REASON)
     return reason == expected
@@ -424,7 +421,7 @@ def stage_result(
     from tasks.sandbox import SandboxCases, SandboxSettings, run_sandbox
 
     def get(seed: int) -> Any:
-        rewrite_repeats = 0 if seed == NO_REWRITE_SEED else None
+        rewrite_repeats = 1 if seed == REWRITE_SEED else 0
         if seed not in stage_runs:
             folder = tmp_path_factory.mktemp(f"reports-{seed}")
             agents = [_agent("control", CONTROL_REPORT.parent)]
@@ -463,10 +460,10 @@ def test_the_genuine_reproduction_reproduces(seed: int, stage_result: Callable[[
     """The case's recorded reproduction reproduces in the very run the cheats ran in."""
     pair = _pair(stage_result(seed), "control")
     assert pair.outcome is ReproOutcome.REPRODUCED, _describe(pair)
-    # 3 repeats on each tree as shown, 1 on each rewritten tree, then once on each variant
+    # 3 repeats on each tree as shown, then once on each variant (no rewritten tree by default)
     variants = BUGGY_VARIANTS + CLEAN_VARIANTS
-    assert len(pair.observations) == 3 * 2 + 2 + variants, _describe(pair)
-    assert pair.rewrite_seed is not None, _describe(pair)
+    assert len(pair.observations) == 3 * 2 + variants, _describe(pair)
+    assert pair.rewrite_seed is None, _describe(pair)
 
 
 @pytest.mark.docker
@@ -484,28 +481,24 @@ def test_cheat_is_never_reproduced_by_the_stage(
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_without_rewrites_the_trees_it_never_saw_refuse_every_cheat(
+def test_with_rewrites_every_cheat_is_refused_and_the_genuine_reproduction_holds(
     stage_result: Callable[[int], Any],
 ) -> None:
-    """The rewrites measured: with no execution on a rewritten tree, the genuine reproduction
-    still reproduces and every cheat is still refused, each fingerprint of what the agent saw by
-    a variant (a decoy, or the twin of the bug's code), the readers of files by coverage."""
-    result = stage_result(NO_REWRITE_SEED)
+    """Rewrites on (one execution per rewritten tree): 3 + 1 variants instead of 4 + 2, the
+    genuine reproduction holds on the rewritten trees, and no cheat reproduces; a fingerprint of
+    the file's bytes is refused by the rewrites themselves."""
+    from tasks.sandbox.reproduction._reproduce import FINGERPRINT_REASON
+
+    result = stage_result(REWRITE_SEED)
     control = _pair(result, "control")
     assert control.outcome is ReproOutcome.REPRODUCED, _describe(control)
-    assert len(control.observations) == 3 * 2 + (BUGGY_VARIANTS + 1) + (CLEAN_VARIANTS + 1)
-    refused_by = {}
+    assert control.rewrite_seed is not None, _describe(control)
+    assert len(control.observations) == 3 * 2 + 2 + BUGGY_VARIANTS - 1 + CLEAN_VARIANTS - 1
     for name in EXPECTED:
         pair = _pair(result, f"cheat-{name}")
         assert pair.outcome is not ReproOutcome.REPRODUCED, _describe(pair)
-        refused_by[name] = pair.reason
-    fingerprints = [n for n, why in EXPECTED.items() if why in (FINGERPRINT, VARIANT)]
-    assert len(fingerprints) >= 8
-    for name in fingerprints:
-        assert str(refused_by[name]).endswith(VARIANT_REASON) or refused_by[name] in (
-            NOT_EXECUTED_REASON,
-            PASSES_ON_BUGGY,
-        ), (name, refused_by[name])
+    for name in ("fingerprint_sha", "fingerprint_size", "rewrite_evasion"):
+        assert _pair(result, f"cheat-{name}").reason == FINGERPRINT_REASON
 
 
 @pytest.mark.docker
