@@ -34,7 +34,7 @@ BENCHMARKS: list[tuple[str, str, str]] = [
     ),
     (
         "benchmarks.sandbox_vs_host",
-        "the same executions of the demo's recorded reports (both trees, repeats, rewrites, "
+        "the same executions of the demo's recorded reports (both trees, repeats, variants, "
         "per-test deadline, same workers) through the sandbox stage vs a plain pytest on the "
         "bare host",
         "ratio ≤ 1.5",

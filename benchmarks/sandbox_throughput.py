@@ -116,7 +116,7 @@ def main() -> None:
 
     executions = len(ex.runs)
     print(
-        f"executions:                 {executions} ({repeats} repeats × 2 trees + rewritten, "
+        f"executions:                 {executions} ({repeats} repeats × 2 trees + variants of reproductions, "
         f"{workers} workers)"
     )
     print(f"sandbox stage (all pairs):  {stage_all_s:.1f} s, incl. any hanging pair")

@@ -3,7 +3,7 @@
 Both sides run exactly the same executions — every recorded report of the
 demo corpus's replay agents (reviewed, checked-in text: no agent program
 ever runs on the host), its reproduction test on the buggy and the clean
-tree ``repeats`` times each and on each of the run's rewritten trees — with
+tree ``repeats`` times each and on each variant of a reproduction — with
 the same per-test deadline (pytest-timeout, and an outer deadline past it),
 the same command and the same number of workers. The stage gives each
 execution fresh namespaces in a hardened cell (every isolation property of
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     agree = sum(s is e.status for s, e in zip(statuses, ex.runs, strict=True))
     host, stage = min(host_s), min(stage_s)
     print(
-        f"executions:          {n} ({args.repeats} repeats × 2 trees + rewritten, "
+        f"executions:          {n} ({args.repeats} repeats × 2 trees + variants of reproductions, "
         f"{len(ex.kept)} pairs, {args.workers} workers, best of {args.rounds})"
     )
     print(f"same status on both: {agree} of {n}")
