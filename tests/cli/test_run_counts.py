@@ -20,7 +20,7 @@ from tests.flows.minicorpus import build_minicorpus
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
-CASES = ("cmp-same-day-posting", "cond-closed-account", "obo-top-expenses", "ret-reverse-id")
+CASES = ("cmp-same-day-posting", "cond-closed-account", "obo-top-expenses", "state-next-id")
 """Four demo cases; the candidate's report of cond-closed-account is not valid JSON, so one
 pair is unscored."""
 

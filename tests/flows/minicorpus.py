@@ -21,9 +21,11 @@ DEMO = ROOT / "corpus" / "demo"
 DEFAULT_CASES: tuple[str, ...] = (
     "cmp-same-day-posting",
     "obo-top-expenses",
-    "ret-reverse-id",
+    "state-next-id",
 )
-"""Three cases of different categories whose recorded reports exist for both agents."""
+"""Three cases of different categories whose recorded reports exist for both agents (none of
+them the demo's hang: its every buggy execution waits out the deadline, and no test using
+these needs one)."""
 
 
 @dataclass(frozen=True, slots=True)

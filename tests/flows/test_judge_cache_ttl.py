@@ -28,8 +28,9 @@ def _hits(store: Ledger, run_id: str) -> tuple[int, int]:
 
 def test_a_nightly_reuses_no_answer_older_than_its_judge_cache_ttl(tmp_path: Path) -> None:
     """The first night's answers, made 10 days old: a night with --judge-cache-ttl 30d answers
-    every call from them; one with 7d sends every call again."""
-    corpus = mini_corpus(tmp_path / "c", SEVEN[:2])
+    every call from them; one with 7d sends every call again (one case: its pair's calls and the
+    bias probes' are what the cache holds)."""
+    corpus = mini_corpus(tmp_path / "c", SEVEN[:1])
     store = Ledger(tmp_path / "l.duckdb")
     first = nightly_flow(params=params(tmp_path, corpus, run_id="nightly-first"))
     calls, hits = _hits(store, first.run_id)

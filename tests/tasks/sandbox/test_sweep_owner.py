@@ -104,17 +104,20 @@ def test_claim_and_sweep_claims_then_sweeps_processes_and_the_engine(
     """At a run's start: the process owns what it starts, a dead run's leftovers go, one line says so."""
     monkeypatch.setenv(OWNER_ENV, "restored after the test")
     # Any run's start on this machine sweeps dead owners' leftovers, so another
-    # process may take the container first (gone, but not in this call's list):
-    # then make a fresh one and try again. A sweep that never takes it fails.
+    # process may take the container or the network first (gone, but not in this
+    # call's lists): then make fresh ones and try again. A sweep that leaves either
+    # behind, or never takes both, fails.
     for attempt in range(3):
         name = f"gone{attempt}"
         _make(docker_client, sandbox_image, run_id, made, name, f"{HOST}:{dead_pid}")
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="bughunt.sandbox"):
             swept = claim_and_sweep("starting")
-        if made[f"c-{name}"][1][:12] in swept.containers or f"c-{name}" in _left(
-            docker_client, made
-        ):
+        took_both = (
+            made[f"c-{name}"][1][:12] in swept.containers
+            and f"{run_id}-{name}" in swept.networks
+        )
+        if took_both or _left(docker_client, made) & {f"c-{name}", f"n-{name}"}:
             break
     assert os.environ[OWNER_ENV].startswith(f"{HOST}:{os.getpid()}:")
     assert made[f"c-{name}"][1][:12] in swept.containers and f"{run_id}-{name}" in swept.networks
