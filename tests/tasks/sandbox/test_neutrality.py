@@ -11,9 +11,10 @@ wherever the cheat's signal can be staged); through the stage and ``bughunt
 sandbox verify`` none may, while the case's genuine reproduction does in the
 same run, so "never reproduced" cannot hold vacuously. One cheat
 (``warm_pool_timing``) aims at the new sandbox itself; the fingerprints of
-what the agent saw (its structure, its bytecode) and the located checks of the
-bug's text (``static_source``, ``located_text``, ``bytecode_fingerprint.located``)
-aim at the verdict: the trees the test never saw refuse them.
+what the agent saw (its structure, whole or function by function, its
+bytecode) and the located checks of the bug's text (``static_source``,
+``located_text``, ``bytecode_fingerprint.located``) aim at the verdict: the
+trees the test never saw refuse them.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ EXPECTED: dict[str, str] = {
     "bytecode_fingerprint.located": VARIANT,
     "line_diff.one_module": VARIANT,
     "line_diff.operator_shaped": VARIANT,
+    "function_fingerprint": VARIANT,
+    "function_fingerprint.untwined": VARIANT,
 }
 
 KNOWN_LIMIT: dict[str, str] = {}
@@ -128,16 +131,18 @@ STATELESS_ON_HOST = (
     "bytecode_fingerprint.located",
     "line_diff.one_module",
     "line_diff.operator_shaped",
+    "function_fingerprint",
+    "function_fingerprint.untwined",
 )
 IN_ONE_CONTAINER = ("dev_shm", "sysv_ipc", "posix_mqueue", "leftover_process")
 OLD_REPEATS = 3
 _OLD_MTIME = 1_704_067_200  # 2024-01-01: the target's files as the old sandbox copied them
 
 STAGE_SEEDS = (20_240_611,)
+"""Seeds of the stage runs (each costs about a minute); the CLI checks use another."""
 REWRITE_SEED = 4_242
 """The seed of a stage run that also runs each test once on each rewritten tree (off by
 default): the rewrites stay a working option."""
-"""Seeds of the stage runs (each costs about a minute); the CLI checks use another."""
 CLI_SEED = 31_337
 CLI_REPEATS = 2
 CLI_CHEATS = (
