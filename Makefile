@@ -69,7 +69,7 @@ lint: $(STAMP) ## ruff, ruff format --check, mypy (strict, tests too), the impor
 	@$(MAKE) --no-print-directory complexity
 
 complexity: $(STAMP) ## No function over 20 paths, boolean operators counted (radon)
-	@over=$$($(BIN)/radon cc --show-complexity --min D --exclude 'corpus/demo/*' $(CHECKED)); \
+	@over=$$($(BIN)/radon cc --show-complexity --min D --exclude 'corpus/demo/*,tests/fixtures/inflection/*' $(CHECKED)); \
 	if [ -n "$$over" ]; then echo "$$over"; echo "radon: the functions above are over the complexity ceiling (20, boolean operators counted)"; exit 1; fi
 
 format: $(STAMP) ## Format the code with ruff

@@ -114,8 +114,7 @@ def test_claim_and_sweep_claims_then_sweeps_processes_and_the_engine(
         with caplog.at_level(logging.INFO, logger="bughunt.sandbox"):
             swept = claim_and_sweep("starting")
         took_both = (
-            made[f"c-{name}"][1][:12] in swept.containers
-            and f"{run_id}-{name}" in swept.networks
+            made[f"c-{name}"][1][:12] in swept.containers and f"{run_id}-{name}" in swept.networks
         )
         if took_both or _left(docker_client, made) & {f"c-{name}", f"n-{name}"}:
             break

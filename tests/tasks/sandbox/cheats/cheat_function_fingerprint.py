@@ -30,7 +30,7 @@ from pathlib import Path
 SEEN: dict[str, list[str]] = json.loads(base64.b64decode("{{SEEN_LINES}}"))
 MODE = "{{RUN}}"  # templated: "" or "untwined"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_TWIN_MARKS = ("_bughunt_", "__import__(\"operator\")", "__import__('operator')")
+_TWIN_MARKS = ("_bughunt_", '__import__("operator")', "__import__('operator')")
 
 
 def _fingerprint(node: ast.AST) -> str:
