@@ -19,7 +19,9 @@ The same check finds how far the run's behaviour-preserving rewrites may go
 rewritten clean tree shows no new failure and the case's rewritten buggy
 tree fails the same tests; a case steps down a level where a rewrite
 changes an outcome (test files are never rewritten). A case valid without
-rewrites is never refused because of one. Every suite run is a neutral
+rewrites is never refused because of one. Only a run that rewrites (and
+``bughunt corpus check``) looks for the levels: each costs a suite run per
+case and per target, and a run without rewrites has no use for them. Every suite run is a neutral
 execution (``_executor``). Results are cached by case hash and contract
 version by the caller (the ledger's ``contract_checks``). ``bughunt corpus
 mutate`` keeps a mutant only on this same check (:class:`TargetContract`).
@@ -81,7 +83,8 @@ class CleanVerdict:
     quick: bool = True
     """Both clean runs ended well within the deadline (a hang on a buggy tree then counts)."""
     level: RewriteLevel = RewriteLevel.FULL
-    """The strongest rewrite level whose rewritten clean tree shows no new failure."""
+    """The strongest rewrite level whose rewritten clean tree shows no new failure (``none``
+    when the levels were not looked for)."""
 
 
 Broken = Literal["clean", "patch", "equivalent", "non-deterministic", "slow-clean", "revealed"]
@@ -106,7 +109,7 @@ class CaseVerdict:
     """Suite seconds spent on the case's own trees."""
 
 
-_CleanKey = tuple[str, str, str, str, tuple[str, ...], float, str]
+_CleanKey = tuple[str, str, str, str, tuple[str, ...], float, str, bool]
 
 
 class _CleanVerdicts:
@@ -240,6 +243,8 @@ class TargetContract:
     oracle: Sequence[str] = ()
     workers: int = 1
     """Suite runs at once (the clean tree's two runs side by side when 2 or more)."""
+    levels: bool = True
+    """Whether to find the rewrite levels (a case's check then has none)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _clean_at: dict[RewriteLevel, bool] = field(default_factory=dict)
 
@@ -253,6 +258,7 @@ class TargetContract:
         seed: int,
         timeout_s: float,
         workers: int = 1,
+        levels: bool = True,
     ) -> TargetContract:
         """The contract of ``target`` with its oracle, visible tests and test files."""
         return cls(
@@ -263,6 +269,7 @@ class TargetContract:
             visible=tuple(target.visible_tests),
             oracle=tuple(target.oracle),
             workers=workers,
+            levels=levels,
         )
 
     def rewritten(self, files: Files, level: RewriteLevel) -> Files | None:
@@ -279,6 +286,8 @@ class TargetContract:
         verdict = judge_clean(ran[0][0], ran[1][0], quick=quick)
         if verdict.problem is not None:
             return verdict, seconds
+        if not self.levels:
+            return dataclasses.replace(verdict, level=RewriteLevel.NONE), seconds
         for level in LEVELS:
             keeps, spent = self._clean_keeps(level, verdict)
             seconds += spent
@@ -311,7 +320,7 @@ class TargetContract:
             second, more = self.suite(buggy)
             seconds += more
         verdict = judge_buggy(first, second, clean=clean, visible=self.visible, oracle=self.oracle)
-        if verdict.status is not ContractStatus.OK:
+        if verdict.status is not ContractStatus.OK or not self.levels:
             return dataclasses.replace(verdict, seconds=seconds)
         if verdict.symptom is Symptom.HANG:  # no third deadline-long run: the target's level
             return dataclasses.replace(verdict, level=clean.level, seconds=seconds)
@@ -361,9 +370,7 @@ def check_contract(
     case_hashes: Mapping[str, str],
     *,
     executor: Executor | Mapping[str, Executor],
-    timeout_s: float,
-    workers: int,
-    run_id: str | None = None,
+    runs: SuiteRuns,
 ) -> list[ContractCheck]:
     """Check every named case (patches that do not apply are the stage's to report).
 
@@ -376,19 +383,20 @@ def check_contract(
         cases = [c for c in corpus.cases_of(target.name) if c.case_id in wanted]
         if cases:
             runner = executor if isinstance(executor, Executor) else executor[target.name]
-            how = _SuiteRuns(timeout_s, workers, run_id)
-            checks += _check_target(corpus, target, cases, case_hashes, runner, how)
+            checks += _check_target(corpus, target, cases, case_hashes, runner, runs)
     return sorted(checks, key=lambda c: c.case_id)
 
 
 @dataclass(frozen=True, slots=True)
-class _SuiteRuns:
+class SuiteRuns:
     """How a target's suites run: each execution's deadline, how many at once, for which run."""
 
     timeout_s: float
     workers: int
-    run_id: str | None
+    run_id: str | None = None
     """The run the checks are recorded for; None for ``bughunt corpus check``."""
+    levels: bool = True
+    """Whether each case's rewrite level is looked for too (else its check has none)."""
 
 
 def _check_target(
@@ -397,7 +405,7 @@ def _check_target(
     cases: Sequence[LoadedCase],
     case_hashes: Mapping[str, str],
     executor: Executor,
-    how: _SuiteRuns,
+    how: SuiteRuns,
 ) -> list[ContractCheck]:
     timeout_s, workers, run_id = how.timeout_s, how.workers, how.run_id
     command = list(target.test_command)
@@ -409,7 +417,7 @@ def _check_target(
 
     seed = contract_seed(corpus.name, target.name)
     contract = TargetContract.of(
-        target, clean, suite, seed=seed, timeout_s=timeout_s, workers=workers
+        target, clean, suite, seed=seed, timeout_s=timeout_s, workers=workers, levels=how.levels
     )
     buggy: dict[str, Files] = {}
     checks = []
@@ -443,6 +451,7 @@ def _check_target(
             tuple(command),
             timeout_s,
             str(getattr(executor, "image", "")),
+            how.levels,
         )
 
         def clean_work() -> tuple[CleanVerdict, float]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from bughunt.models import ContractCheck, ContractStatus
 from corpus import Corpus
-from tasks.sandbox._contract import check_contract
+from tasks.sandbox._contract import SuiteRuns, check_contract
 from tasks.sandbox._settings import SandboxSettings
 from tasks.sandbox._stage_engine import StageEngine
 from tasks.sandbox.engine import RunImages, pool_size
@@ -29,14 +29,22 @@ def contract_checks(
     check the contract."""
     if not settings.check_contract:
         return [], {}, {}
-    todo = [c for c in case_ids if not case_hashes.get(c) or case_hashes[c] not in known]
+    rewrites = settings.rewrite_repeats > 0
+
+    def reusable(check: ContractCheck | None) -> bool:
+        # A run that rewrites needs the level a check without rewrites did not look for.
+        return check is not None and not (
+            rewrites and check.status is ContractStatus.OK and check.rewrite_level is None
+        )
+
+    todo = [c for c in case_ids if not reusable(known.get(case_hashes.get(c) or "\0"))]
     new = checks_in_images(
         corpus, todo, case_hashes, engine=engine, settings=settings, recorded_as=run_id
     )
     by_case = {c.case_id: c for c in new}
     for case_id in case_ids:
         cached = known.get(case_hashes.get(case_id, ""))
-        if case_id not in by_case and cached is not None:
+        if case_id not in by_case and cached is not None and reusable(cached):
             by_case[case_id] = cached
     broken = {
         case_id: f"the case breaks the corpus contract: {check.reason}"
@@ -56,15 +64,19 @@ def checks_in_images(
     recorded_as: str | None,
 ) -> list[ContractCheck]:
     """The contract checks of ``case_ids``, each target's suite on its executor of ``engine``;
-    each check names ``recorded_as`` (a run's id; None for ``bughunt corpus check``)."""
+    each check names ``recorded_as`` (a run's id; None for ``bughunt corpus check``). The
+    rewrite levels are looked for by ``corpus check`` and by a run that rewrites."""
     return check_contract(
         corpus,
         case_ids,
         case_hashes,
         executor={name: runner for name, (runner, _id) in engine.executors.items()},
-        timeout_s=settings.suite_timeout_s,
-        workers=pool_size(settings.workers),
-        run_id=recorded_as,
+        runs=SuiteRuns(
+            timeout_s=settings.suite_timeout_s,
+            workers=pool_size(settings.workers),
+            run_id=recorded_as,
+            levels=recorded_as is None or settings.rewrite_repeats > 0,
+        ),
     )
 
 

@@ -18,6 +18,7 @@ from tasks.sandbox._contract import (
     CaseVerdict,
     CleanVerdict,
     Signature,
+    SuiteRuns,
     _CleanVerdicts,
     check_contract,
     judge_buggy,
@@ -208,19 +209,21 @@ def test_an_unreadable_clean_suite_breaks_every_case_and_the_stage_runs_none(
 @pytest.mark.docker
 @pytest.mark.usefixtures("sandbox_image")
 def test_an_unchanged_case_is_not_checked_again(tmp_path: Path, run_id: str) -> None:
-    """Checks go to the ledger by case hash; a second run with them checks nothing anew."""
+    """Checks go to the ledger by case hash; a second run with them checks nothing anew. A run
+    without rewrites looks for no rewrite level; a run with them checks a case kept without
+    one again, and only that case."""
     cases = {"real-bug": _patch("n * 2", "n * 3"), "equivalent": _patch("n * 2", "2 * n")}
     corpus = load_corpus(_corpus(tmp_path / "c", cases))
     hashes = {"real-bug": "h-real", "equivalent": "h-equiv"}
     store = Ledger(tmp_path / "ledger.duckdb")
 
-    def run(known: dict[str, ContractCheck]) -> list[ContractCheck]:
+    def run(known: dict[str, ContractCheck], rewrite_repeats: int = 0) -> list[ContractCheck]:
         result = run_sandbox(
             corpus,
             cases=SandboxCases(ids=list(cases), hashes=hashes, known_checks=known),
             agents=corpus.config.agents[:1],
             run_id=run_id,
-            settings=SandboxSettings(repeats=1),
+            settings=SandboxSettings(repeats=1, rewrite_repeats=rewrite_repeats),
         )
         assert {p.case_id for p in result.pairs if "corpus contract" in (p.reason or "")} == {
             "equivalent"
@@ -232,6 +235,9 @@ def test_an_unchanged_case_is_not_checked_again(tmp_path: Path, run_id: str) -> 
     store.write(first)
     assert set(known_checks(store, corpus.name)) == {"h-real", "h-equiv"}
     assert run(known_checks(store, corpus.name)) == []
+    assert all(c.rewrite_level is None for c in first)
+    [again] = run(known_checks(store, corpus.name), rewrite_repeats=1)
+    assert again.case_hash == "h-real" and again.rewrite_level is not None
 
 
 @pytest.mark.docker
@@ -286,9 +292,7 @@ def test_a_runs_shards_run_the_clean_suite_once_per_process(
     hashes = {case_id: f"h-{case_id}" for case_id in cases}
 
     def check(ids: list[str], executor: _Counting, run: str | None) -> list[ContractCheck]:
-        return check_contract(
-            corpus, ids, hashes, executor=executor, timeout_s=60, workers=2, run_id=run
-        )
+        return check_contract(corpus, ids, hashes, executor=executor, runs=SuiteRuns(60, 2, run))
 
     executor = _Counting(run_id=run_id, image=sandbox_image)
     with executor:
@@ -306,6 +310,17 @@ def test_a_runs_shards_run_the_clean_suite_once_per_process(
         alone = check(["real-bug"], executor, None)
         again = check(["real-bug"], executor, None)
         assert executor.runs == 20 + 6 + 6
+        # a run that does not rewrite looks for no level: no rewritten tree runs
+        [plain] = check_contract(
+            corpus,
+            ["real-bug"],
+            hashes,
+            executor=executor,
+            runs=SuiteRuns(60, 2, f"{run_id}-plain", levels=False),
+        )
+        assert executor.runs == 32 + 2 + 2
+    assert plain.status is ContractStatus.OK and plain.rewrite_level is None
+    assert alone[0].rewrite_level is not None
     strip = {"checked_at", "duration_s", "run_id"}
     shards = sorted([*first, *second], key=lambda c: c.case_id)
     assert [c.model_dump(exclude=strip) for c in shards] == [
@@ -331,8 +346,8 @@ def test_the_clean_verdicts_are_found_once_per_key_and_the_oldest_let_go() -> No
         time.sleep(0.2)  # the other threads ask while this one finds
         return CleanVerdict(None), 1.5
 
-    def key(target: str) -> tuple[str, str, str, str, tuple[str, ...], float, str]:
-        return ("run", "corpus", target, "digest", ("pytest",), 10.0, "image")
+    def key(target: str) -> tuple[str, str, str, str, tuple[str, ...], float, str, bool]:
+        return ("run", "corpus", target, "digest", ("pytest",), 10.0, "image", True)
 
     got: list[tuple[CleanVerdict, float]] = []
     threads = [
