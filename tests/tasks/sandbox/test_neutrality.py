@@ -271,7 +271,7 @@ def test_every_cheat_file_is_listed() -> None:
 # --- positive control: in the old layout, each cheat tells the trees apart ------
 
 
-def _pytest_in(tree: Path, env: dict[str, str]) -> int:
+def pytest_in(tree: Path, env: dict[str, str]) -> int:
     """Exit code of the reproduction test run from ``tree`` by a shell, as the old sandbox did."""
     script = 'cd "$1" && exec "$2" -m pytest -q -p no:cacheprovider "$3"'
     proc = subprocess.run(
@@ -305,7 +305,7 @@ def _old_layout_run(name: str, source: str, root: Path) -> dict[str, list[int]]:
         "BUGHUNT_CHEAT_STATE": str(places["state"]),
     }
     repeats = OLD_REPEATS if name in STATEFUL_ON_HOST else 1
-    return {tree: [_pytest_in(path, env) for _ in range(repeats)] for tree, path in trees.items()}
+    return {tree: [pytest_in(path, env) for _ in range(repeats)] for tree, path in trees.items()}
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +29,12 @@ from tasks.sandbox.reproduction import VARIANT_REASON
 from tasks.sandbox.trees import Files, apply_patch, read_tree
 from tests.conftest import ROOT
 from tests.tasks.sandbox.conftest import fresh_run_id
+from tests.tasks.sandbox.test_neutrality import TEST_FILE, pytest_in
 
 PROJECT = ROOT / "tests" / "fixtures" / "inflection"
 CHEAT = Path(__file__).parent / "cheats" / "any_target" / "cheat_seen_tree.py"
 MODES = ("tree", "function", "bytecode")
 SUITE = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_inflection.py"]
-TEST_FILE = "test_bughunt_repro.py"
 MUTANT_SEED = 11
 STAGE_SEED = 20_261_207
 
@@ -91,16 +90,14 @@ def _host_exit(files: Files, test: str, folder: Path) -> int:
     for path, data in {**files, TEST_FILE: test.encode()}.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_bytes(data)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-    return proc.returncode
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "HOME": str(folder),
+    }
+    return pytest_in(folder, env)
 
 
 @pytest.mark.parametrize("mode", MODES)
