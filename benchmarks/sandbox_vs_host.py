@@ -107,23 +107,47 @@ def empty_execution(image: str, cells: bool, n: int = 10) -> float:
         return (time.perf_counter() - start) / n
 
 
-def tracer_cost(image: str, runs: Sequence[Execution], timeout_s: float, n: int = 40) -> float:
-    """Traced ÷ untraced wall seconds of the same ``n`` executions in one cell, serially.
+def _alternated(
+    ways: dict[str, tuple[Executor, list[str]]],
+    runs: Sequence[Execution],
+    timeout_s: float,
+    n: int,
+) -> dict[str, float]:
+    """Wall seconds of the same ``n`` executions each way, serially, the ways back to back for
+    each execution, so drift in the machine's load hits every way alike."""
+    seconds = dict.fromkeys(ways, 0.0)
+    for cell, _argv in ways.values():
+        cell.run(["true"], timeout_s=30)
+    for execution in list(runs)[:n]:
+        for name, (cell, argv) in ways.items():
+            start = time.perf_counter()
+            cell.run(argv, workspace=execution.files, timeout_s=outer_deadline(timeout_s))
+            seconds[name] += time.perf_counter() - start
+    return seconds
 
-    Each execution runs both ways back to back (untraced: ``python3 -m pytest``
-    with the same options), so drift in the machine's load hits both sides.
-    """
+
+def tracer_cost(image: str, runs: Sequence[Execution], timeout_s: float, n: int = 40) -> float:
+    """Traced ÷ untraced wall seconds of the same ``n`` executions in one cell, serially
+    (untraced: ``python3 -m pytest`` with the same options)."""
     traced_argv = pytest_argv(timeout_s)
     plain_argv = ["python3", "-m", *traced_argv[traced_argv.index("pytest") :]]
-    seconds = {"traced": 0.0, "plain": 0.0}
     with CellExecutor(run_id="bench-vs-host-tracer", image=image) as cell:
-        cell.run(["true"], timeout_s=30)
-        for execution in list(runs)[:n]:
-            for name, argv in (("traced", traced_argv), ("plain", plain_argv)):
-                start = time.perf_counter()
-                cell.run(argv, workspace=execution.files, timeout_s=outer_deadline(timeout_s))
-                seconds[name] += time.perf_counter() - start
-    return seconds["traced"] / seconds["plain"] if seconds["plain"] else float("nan")
+        s = _alternated(
+            {"traced": (cell, traced_argv), "plain": (cell, plain_argv)}, runs, timeout_s, n
+        )
+    return s["traced"] / s["plain"] if s["plain"] else float("nan")
+
+
+def usr_copy_gain(image: str, runs: Sequence[Execution], timeout_s: float, n: int = 40) -> float:
+    """With ÷ without the cell's copy of the image's /usr: wall seconds of the same ``n``
+    executions in a cell of each kind, serially (1.0 where the engine makes no copy)."""
+    argv = pytest_argv(timeout_s)
+    with (
+        CellExecutor(run_id="bench-vs-host-usr", image=image) as copy,
+        CellExecutor(run_id="bench-vs-host-usr", image=image, usr_copy=False) as plain,
+    ):
+        s = _alternated({"copy": (copy, argv), "plain": (plain, argv)}, runs, timeout_s, n)
+    return s["copy"] / s["plain"] if s["plain"] else float("nan")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -145,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         stage_s.append(ex.time_stage(f"bench-vs-host-{i}"))
     in_base = [e for e in ex.runs if e.image_id == image.image_id]  # a target's own image aside
     traced = tracer_cost(image.tag, in_base, timeout_s)
+    usr = usr_copy_gain(image.tag, in_base, timeout_s)
     in_cell = empty_execution(image.tag, cells=True)
     in_container = empty_execution(image.tag, cells=False)
     n = len(ex.runs)
@@ -168,6 +193,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"line tracer:         ×{traced:.2f} per execution (traced ÷ untraced, the first "
         f"{min(40, len(in_base))} executions each way in one cell, serially)"
+    )
+    print(
+        f"/usr copy:           ×{usr:.2f} per execution (a cell reading its copy of the image's "
+        "/usr ÷ one reading the image's own, the same executions serially; 1.00: no copy here)"
     )
     print(f"ratio sandbox/host: {stage / host:.2f}")
 

@@ -22,7 +22,9 @@ in namespaces of its own, made for it and gone with it:
   namespaces; no ``/sys``, so the cell's cgroup counters, which grow across
   executions, cannot be read; the ``/proc`` paths Docker masks are masked
   again inside;
-- the host name ``sandbox`` of the cell, which the test cannot change.
+- the host name ``sandbox`` of the cell, which the test cannot change;
+- on a FUSE-backed engine, ``/usr`` from the cell's copy of the image's
+  (``_usr_volume``): the image's files, read at the engine's filesystem's speed.
 
 What this asks of the cell, and why it is safe: ``bwrap`` needs user
 namespaces and mounts, so the cell runs with the seccomp profile of
@@ -76,6 +78,7 @@ from tasks.sandbox.engine._io import OutputCapture
 from tasks.sandbox.engine._pool import on_dask_worker
 from tasks.sandbox.engine._recipe import RECIPE
 from tasks.sandbox.engine._seccomp import cell_profile
+from tasks.sandbox.engine._usr_volume import usr_volume
 from tasks.sandbox.engine._workspace import Workspace
 
 # What Docker masks in /proc (hidden: /dev/null over a file, an empty tmpfs over
@@ -109,6 +112,10 @@ for p in READ_ONLY; do [ -e "$p" ] && printf 'R\t%s\n' "$p"; done
 command -v bwrap >/dev/null 2>&1 || printf 'NOBWRAP\n'
 exit 0
 """.replace("MASKED", " ".join(MASKED)).replace("READ_ONLY", " ".join(READ_ONLY))
+
+USR_COPY = "/.bughunt-usr"
+"""Where a cell mounts its copy of the image's ``/usr`` (a hidden root entry: the layout lists
+none); each execution sees it at ``/usr``."""
 
 _STATE = "/scratch/.cell-status"
 """bwrap's JSON status, in the cell's own scratch space (never inside an execution)."""
@@ -154,18 +161,19 @@ exit "$rc"
 """
 
 
-def bwrap_argv(layout: str, limits: Limits) -> list[str]:
+def bwrap_argv(layout: str, limits: Limits, *, usr: str | None = None) -> list[str]:
     """The ``bwrap`` options for one execution, from the cell's ``layout`` (``_LAYOUT``'s output).
 
-    Pure. A layout without ``bwrap`` raises :class:`SandboxImageError` (an
-    image built before cells: ``bughunt sandbox build``).
+    Pure. ``usr``: where the cell holds a copy of the image's ``/usr`` (``_usr_volume``),
+    bound at ``/usr`` in its place. A layout without ``bwrap`` raises
+    :class:`SandboxImageError` (an image built before cells: ``bughunt sandbox build``).
     """
     lines = [line.split("\t") for line in layout.splitlines() if line]
     if ["NOBWRAP"] in lines:
         raise SandboxImageError(
             "the sandbox image has no bwrap (bubblewrap); rebuild it with `bughunt sandbox build`"
         )
-    root, folders = _root(lines)
+    root, folders = _root(lines, usr)
     return [
         "bwrap",
         "--unshare-user",
@@ -194,17 +202,18 @@ def bwrap_argv(layout: str, limits: Limits) -> list[str]:
     ]
 
 
-def _root(lines: list[list[str]]) -> tuple[list[str], set[str]]:
-    """The image's root entries, read-only (symlinks as they are), and the folders among them."""
+def _root(lines: list[list[str]], usr: str | None) -> tuple[list[str], set[str]]:
+    """The image's root entries, read-only (symlinks as they are), and the folders among them;
+    ``/usr`` from ``usr`` when given."""
     argv: list[str] = []
     folders = set()
     for kind, path, *rest in sorted(lines, key=lambda parts: parts[1:2]):
-        if path in _MADE_NEW:
+        if path in _MADE_NEW or path == usr:
             continue
         if kind == "L":
             argv += ["--symlink", rest[0], path]
         elif kind == "D":
-            argv += ["--ro-bind", path, path]
+            argv += ["--ro-bind", usr if path == "/usr" and usr else path, path]
             folders.add(path)
     return argv, folders
 
@@ -371,7 +380,10 @@ class CellExecutor(Executor):
         limits: Limits | None = None,
         env: dict[str, str] | None = None,
         client: Any | None = None,
+        usr_copy: bool = True,
     ) -> None:
+        """``usr_copy``: on a FUSE-backed engine, read the image's /usr from its copy
+        (``_usr_volume``); False reads the image's own (what the copy is measured against)."""
         if (limits or Limits()).output_cap_bytes < STATUS_ROOM:
             raise InputError(
                 f"a cell keeps at least {STATUS_ROOM} bytes of output at each end (its status "
@@ -385,6 +397,10 @@ class CellExecutor(Executor):
         self._config["labels"] = {**self._config["labels"], "bughunt.mode": "cell"}
         self._config["security_opt"] = ["no-new-privileges", f"seccomp={cell_profile()}"]
         self._config[HOST_EXTRA] = {"MaskedPaths": [], "ReadonlyPaths": []}
+        usr = usr_volume(self._client, self.image) if usr_copy else None
+        self._usr = USR_COPY if usr is not None else None
+        if usr is not None:  # the image's /usr on the engine's own filesystem: each execution's
+            self._config["volumes"] = {usr: {"bind": USR_COPY, "mode": "ro"}}
         self._idle: list[Any] = []
         self._cells: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -500,7 +516,7 @@ class CellExecutor(Executor):
             code, out = self._control(cell, ["sh", "-c", _LAYOUT], 1 << 16)
             if code != 0:
                 raise SandboxEngineError("could not read the sandbox image's layout in a cell")
-            self._bwrap = bwrap_argv(out.decode("utf-8", "replace"), self.limits)
+            self._bwrap = bwrap_argv(out.decode("utf-8", "replace"), self.limits, usr=self._usr)
         return self._bwrap
 
     def _give_back(self, cell: Any, reusable: bool) -> None:
