@@ -115,13 +115,14 @@ def test_a_test_that_sleeps_on_the_buggy_tree_reproduces_as_a_hang(night: Night)
 
 def test_a_random_clean_tree_result_is_flaky_exactly_when_both_showed(night: Night) -> None:
     """state-reversal-shares-tags's clean-tree result is random (p = 1/2 per execution): flaky
-    exactly when both outcomes showed up on the clean tree as shown (on the rewritten trees
-    any outcome but the pattern is "not reproduced", never flaky)."""
+    exactly when both outcomes showed up on the clean tree as shown. Executions on variants of
+    the clean tree (kind ``repro:clean-variant``, also ``tree = 'clean'``) and on rewrites are
+    other trees: any outcome there is a check of the reproduction, never flake evidence."""
     clean = {
         r["status"]
         for r in night.query(
             "SELECT status FROM observations WHERE run_id = ? AND case_id = ? AND agent_version = ? "
-            "AND tree = 'clean' AND rewrite IS NULL",
+            "AND kind = 'repro:clean' AND rewrite IS NULL",
             night.run,
             "state-reversal-shares-tags",
             "candidate-recorded",
