@@ -28,8 +28,9 @@ Choices, each keeping validity:
   more cautious), so rejecting the boundary rejects the whole composite
   null, and the bound is where the wealth crosses ``1/α``.
 - Two forms: without replacement (``population=N``), as above, and with
-  replacement (``population=None``: ``μ_t(m) = m``), which the gate uses
-  because verdicts are noisy (:data:`WITH_REPLACEMENT`). Neither collapses
+  replacement (``population=None``: ``μ_t(m) = m``), which the gate uses for
+  both its measures because verdicts and agents are noisy
+  (:data:`WITH_REPLACEMENT`). Neither collapses
   onto the observed mean when the corpus is exhausted, so a plan of a few
   cases can still be inconclusive.
 
@@ -50,12 +51,13 @@ WITH_REPLACEMENT = None
 
 The without-replacement form is exact for a corpus of fixed scores, and
 tighter near the corpus's end; but a verdict is a noisy measurement of a
-case (the judge, the agents), and with that noise the form's conditional
-mean — built from the *observed* scores — is wrong: measured with verdicts
-drawn around an expected score of 0.4, "mean ≤ 0.4" was rejected in 14% of
-runs at alpha 5%. The with-replacement form holds in both worlds: fixed
-scores shuffled (it is conservative there) and noisy verdicts
-(tests/test_sequential.py)."""
+case (the judge, the agents), and so is a reproduction (an LLM agent writes
+another test on another run). With that noise the form's conditional mean —
+built from the *observed* values — is wrong: measured with verdicts drawn
+around an expected score of 0.4, "mean ≤ 0.4" was rejected in 14% of runs at
+alpha 5%. The with-replacement form holds in both worlds: fixed values
+shuffled (it is conservative there) and noisy ones (tests/test_sequential.py,
+tests/tasks/gate/test_gate_stochastic.py)."""
 
 BET_CAP = 0.5
 """Largest share of its wealth the gambler may lose on one case (the authors use ½ or ¾; ¾

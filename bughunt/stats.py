@@ -50,12 +50,13 @@ def case_mean(
 
     The case is the unit: k samples of one case are one value, never k. When
     every value is 0 or 1 (one sample per case, or samples that agree) this
-    is :func:`wilson` over the cases, exactly. Otherwise it is the Wilson
-    score formula with the sum of fractions as the successes: a variable in
-    [0, 1] with mean p has variance at most p(1 - p), so the interval is at
-    least as wide as the one the fractions' own spread would give
-    (conservative, never narrower than the evidence). scipy's ``binomtest``
-    takes whole successes only, hence the formula here.
+    is :func:`wilson` over the cases, exactly, with Wilson's coverage (near
+    the level, not guaranteed at every rate). Otherwise it is the Wilson score
+    formula with the sum of fractions as the successes: a variable in [0, 1]
+    with mean p has variance at most p(1 - p), so the interval is at least as
+    wide as Wilson's on the same mean, and conservative only with several
+    samples per case (the fractions vary less than coins). scipy's
+    ``binomtest`` takes whole successes only, hence the formula here.
     """
     n = len(values)
     if n == 0:

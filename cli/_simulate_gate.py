@@ -14,6 +14,7 @@ from tasks.gate.simulation import (
     ErrorRate,
     GateSimConfig,
     GateSimulation,
+    Reproduction,
     Share,
     Verdicts,
     simulate_gate,
@@ -47,9 +48,13 @@ def _table(result: GateSimulation) -> list[str]:
 
 
 def _claims(rates: list[ErrorRate], alpha: float, fixed: dict[int, int] | None = None) -> list[str]:
-    """One line per claim; for the fixed design (``fixed``: its n per corpus size) with its n."""
+    """One line per claim; for the fixed design (``fixed``: its n per corpus size) with its n;
+    a stochastic claim with its reproduction model."""
+    width = max(len(e.claim) for e in rates) if rates else 0
     return [
-        f"  {e.claim:<20} N={e.size:<4}"
+        f"  {e.claim:<{width}} "
+        + ("" if e.reproduction is Reproduction.FIXED else f"{e.reproduction:<9} ")
+        + f"N={e.size:<4}"
         + (f" n={fixed[e.size]:<4}" if fixed else "")
         + f" {_share(e.rate)}  ≤ alpha {alpha:g}: {'holds' if e.holds else 'FAILS'}"
         for e in rates
@@ -72,7 +77,7 @@ def render(result: GateSimulation) -> str:
     )
     unpowered = [c.size for c in result.corpora if not c.fixed_powered]
     short = (
-        f"; on N={', '.join(map(str, unpowered))} no n reaches it, and n is the one passing most"
+        f"; on N={', '.join(map(str, unpowered))} no n reaches it, and n is the whole corpus"
         if unpowered
         else ""
     )
@@ -84,9 +89,8 @@ def render(result: GateSimulation) -> str:
         f"score offsets and tie rates, mean pair score exactly the row's; reproduction {mix} "
         "(equal rates)",
         f"Pair scores: {verdicts}; reproduction outcomes: the corpus's own",
-        "fixed n: the gate's decision rule with fixed-n normal intervals (the pair score's with "
-        "replacement, the reproduction measure's with the finite population correction), "
-        f"looked at once: pass if both lower bounds at alpha {cfg.alpha:g} clear their "
+        "fixed n: the gate's decision rule with fixed-n normal intervals (with replacement, as "
+        f"the gate's bounds), looked at once: pass if both lower bounds at alpha {cfg.alpha:g} clear their "
         "thresholds, regression if either upper bound at alpha/2 is below 0.5; the fewest "
         f"cases passing {cfg.power:.0%} of its simulated PRs at 0.5{short}. "
         "fixed pass, fixed regr.: its outcomes at that n",
@@ -104,6 +108,13 @@ def render(result: GateSimulation) -> str:
         *_claims(
             result.fixed_error_rates, cfg.alpha, {c.size: c.fixed_cases for c in result.corpora}
         ),
+        "",
+        "Stochastic agents (each PR draws every reproduction outcome afresh; equal: both "
+        "versions reproduce a case with the same probability, 0.1, 0.5 or 0.9; differing: the "
+        "candidate better by 0.4 on half the cases, worse by 0.4 on the other half): regression "
+        f"at equal rates and a true score of 0.5; pass at a rate lower by {cfg.margin:g} when "
+        "the candidate wins every pair:",
+        *_claims(result.stochastic_error_rates, cfg.alpha),
         "",
         "Smallest corpus on which pass is reachable (every pair won, no reproduction changed): "
         f"{reach.every_pair_won or f'none up to {reach.searched_to}'} cases "

@@ -1,8 +1,9 @@
-"""Anytime-valid bounds by betting, for cases drawn without replacement (bughunt/sequential.py)."""
+"""Anytime-valid bounds by betting, with and without replacement (bughunt/sequential.py)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -121,3 +122,51 @@ def test_noisy_verdicts_need_the_with_replacement_form() -> None:
     fixed = permutations(population(60, 0.4), 4000, seed=4)
     shown = rejected(fixed, population=None, m=0.4, alpha=ALPHA, side=Side.ABOVE)[:, -1]
     assert shown.mean() <= ALPHA + 3 * se
+
+
+def scalar_log_wealth(x: list[float], m: float, alpha: float, side: Side) -> list[float]:
+    """The with-replacement capital process written out one case at a time, from the
+    construction's definition (the gate's form): the predictable plug-in bet
+    λ_t = √(2 log(1/α) / (σ̂²_{t−1} · t · log(1 + t))), with μ̂_t = (½ + Σ x) / (t + 1),
+    σ̂²_t = (¼ + Σ (x_i − μ̂_i)²) / (t + 1) and σ̂²_0 = ¼; capped so one case costs at most half
+    the wealth; each factor 1 ± λ_t (x_t − m)."""
+    out, wealth, total, spread, previous = [], 0.0, 0.0, 0.0, 0.25
+    at_risk = m if side is Side.ABOVE else 1.0 - m
+    for t, value in enumerate(x, start=1):
+        lam = min(
+            math.sqrt(2 * math.log(1 / alpha) / (previous * t * math.log(1 + t))),
+            0.5 / at_risk,
+        )
+        wealth += math.log(1 + (1 if side is Side.ABOVE else -1) * lam * (value - m))
+        out.append(wealth)
+        total += value
+        mean = (0.5 + total) / (t + 1)
+        spread += (value - mean) ** 2
+        previous = (0.25 + spread) / (t + 1)
+    return out
+
+
+# Forty reproduction measures in {0, ½, 1} (seed 25 of numpy's PCG64; a third of the cases
+# differ) and the gate's bounds on them, pinned: a change to the construction moves them.
+PINNED = np.random.default_rng(25).choice([0.0, 0.5, 1.0], size=40, p=[0.15, 0.65, 0.2])
+PINNED_BOUNDS = {
+    (10, Side.ABOVE, 0.05): 0.16495,
+    (40, Side.ABOVE, 0.05): 0.32217,
+    (40, Side.BELOW, 0.025): 0.53648,
+}
+
+
+def test_the_with_replacement_form_is_the_construction_written_out() -> None:
+    """The vectorised capital process equals the one written out case by case, on both sides
+    and at several hypothesised means."""
+    for m, side in itertools.product((0.3, 0.45, 0.5, 0.62), Side):
+        got = log_wealth(PINNED, population=None, m=m, alpha=ALPHA, side=side)
+        want = scalar_log_wealth(PINNED.tolist(), m, ALPHA, side)
+        assert got.tolist() == pytest.approx(want, rel=1e-12, abs=1e-12), (m, side)
+
+
+def test_the_gate_s_bounds_are_pinned() -> None:
+    """The bounds the gate reports on a fixed sequence, to 1e-4 (bisection's resolution)."""
+    for (n, side, alpha), want in PINNED_BOUNDS.items():
+        got = bound(PINNED[:n], population=None, alpha=alpha, side=side)
+        assert got == pytest.approx(want, abs=1e-4), (n, side, alpha)

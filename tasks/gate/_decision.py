@@ -68,7 +68,8 @@ class GateBounds(BaseModel):
     evaluated: int
     """Cases evaluated (with or without a result)."""
     population: int
-    """Cases the plan holds: the finite corpus the bounds are about."""
+    """Cases the plan holds. The bounds are about cases like these (with replacement), so
+    evaluating the whole plan does not narrow them beyond what that many cases give."""
 
 
 class GateDecision(BaseModel):
@@ -110,16 +111,14 @@ def _bounds(
     high: NDArray[np.float64],
     population: int,
     thresholds: GateThresholds,
-    *,
-    form: int | None,
 ) -> GateBounds:
     known = [v for v in values if v is not None]
     return GateBounds(
         mean=sum(known) / len(known) if known else None,
-        lower=bound(low, population=form, alpha=thresholds.alpha, side=Side.ABOVE),
+        lower=bound(low, population=WITH_REPLACEMENT, alpha=thresholds.alpha, side=Side.ABOVE),
         upper=bound(
             high,
-            population=form,
+            population=WITH_REPLACEMENT,
             alpha=thresholds.alpha / REGRESSION_TESTS,
             side=Side.BELOW,
         ),
@@ -285,12 +284,8 @@ def decide_gate(
         )
     ev = Evidence(plan.order, verdicts, baseline_repro, candidate_repro, plan.evaluated, split_ties)
     seqs = ev.sequences()
-    score_b = _bounds(
-        ev.score, seqs.score_low, seqs.score_high, planned_cases, thresholds, form=WITH_REPLACEMENT
-    )
-    repro_b = _bounds(
-        ev.repro, seqs.repro_low, seqs.repro_high, planned_cases, thresholds, form=planned_cases
-    )
+    score_b = _bounds(ev.score, seqs.score_low, seqs.score_high, planned_cases, thresholds)
+    repro_b = _bounds(ev.repro, seqs.repro_low, seqs.repro_high, planned_cases, thresholds)
     # Ties over judged pairs (a case's samples by their share), never over fully judged cases.
     judged = len(ev.cases) - ev.unjudged
     tie_share = ev.ties / judged if judged > 0 else None
@@ -318,9 +313,9 @@ def decide_gate(
             **evidence,
         )
     shown = _score_text(score_b, tie_share) + "; " + _repro_text(repro_b)
-    score_down, repro_down = regression_tests(seqs, planned_cases, thresholds)
+    score_down, repro_down = regression_tests(seqs, thresholds)
     down = (bool(score_down[-1]), bool(repro_down[-1])) if ev.cases else (False, False)
-    ok = all(bool(t[-1]) for t in pass_tests(seqs, planned_cases, thresholds)) and bool(ev.cases)
+    ok = all(bool(t[-1]) for t in pass_tests(seqs, thresholds)) and bool(ev.cases)
     if any(down):
         findings = _regression_findings(down, score_b, repro_b)
         return _decide(

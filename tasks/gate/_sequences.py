@@ -1,15 +1,15 @@
 """The gate's sequential core, shared by the gate and its simulation: the four score
 sequences of a run's cases in evaluation order, and the tests on them after each case.
 
-The two measures take different forms of the bound. A verdict is a noisy
-measurement (the judge answers differently on another call), so the score's
-bound is the with-replacement form, about the score the candidate would get
-on cases like these; the without-replacement form, built from the observed
-scores, is wrong under that noise (14% false passes measured at alpha 5%). A
-case's reproduction outcome is already de-noised (repeated executions, the
-flake ledger turns an unstable test into a missing result), so the
-reproduction bound is the without-replacement form over the planned cases:
-about this run's reports on this plan, and tighter near its end.
+Both measures take the with-replacement form of the bound: their bounds are
+about the score and the reproduction rates the two versions would get on cases
+like these, not about the values this run happened to draw. A verdict is a
+noisy measurement (the judge answers differently on another call), and so is a
+reproduction: an LLM agent writes another test on another run, which may
+reproduce the bug where this one did not. The without-replacement form, built
+from the observed values as if they were fixed, is wrong under that noise
+(14% false passes on noisy verdicts; 14–19% false regressions on agents that
+reproduce each case with the same probability, both at alpha 5%).
 """
 
 from __future__ import annotations
@@ -49,18 +49,18 @@ class Sequences(BaseModel):
 
 
 def regression_tests(
-    seqs: Sequences, population: int, thresholds: GateThresholds
+    seqs: Sequences, thresholds: GateThresholds
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """(score shown below ½, reproduction shown worse) after each case, each at alpha/2."""
     a = thresholds.alpha / REGRESSION_TESTS
     return (
         rejected(seqs.score_high, population=WITH_REPLACEMENT, m=0.5, alpha=a, side=Side.BELOW),
-        rejected(seqs.repro_high, population=population, m=0.5, alpha=a, side=Side.BELOW),
+        rejected(seqs.repro_high, population=WITH_REPLACEMENT, m=0.5, alpha=a, side=Side.BELOW),
     )
 
 
 def pass_tests(
-    seqs: Sequences, population: int, thresholds: GateThresholds
+    seqs: Sequences, thresholds: GateThresholds
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """(score shown ≥ ½ − margin, reproduction shown within the margin) after each case, each
     at alpha (an intersection–union test needs no split)."""
@@ -71,7 +71,7 @@ def pass_tests(
         ),
         rejected(
             seqs.repro_low,
-            population=population,
+            population=WITH_REPLACEMENT,
             m=0.5 - margin / 2,
             alpha=a,
             side=Side.ABOVE,
@@ -80,17 +80,15 @@ def pass_tests(
 
 
 def gate_steps(
-    seqs: Sequences, population: int, thresholds: GateThresholds
+    seqs: Sequences, thresholds: GateThresholds
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """(regression shown, pass shown) after each case, once shown staying shown.
 
-    ``population`` is the plan's size: the reproduction bounds are without
-    replacement from it, the score's with replacement (see the module's docstring).
-    Regression: the score's upper bound < ½, or the reproduction measure's
+    Every bound is with replacement (see the module's docstring). Regression: the score's upper bound < ½, or the reproduction measure's
     upper bound < ½, each at alpha/2. Pass: the score's lower bound ≥ ½ −
     margin and the reproduction rate not lower by more than the margin, each
     at alpha.
     """
-    score_down, repro_down = regression_tests(seqs, population, thresholds)
-    score_ok, repro_ok = pass_tests(seqs, population, thresholds)
+    score_down, repro_down = regression_tests(seqs, thresholds)
+    score_ok, repro_ok = pass_tests(seqs, thresholds)
     return score_down | repro_down, score_ok & repro_ok

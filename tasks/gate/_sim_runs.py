@@ -2,7 +2,8 @@
 
 A run is one uniformly random order of a corpus, its pair scores as the
 corpus holds them or drawn afresh (:class:`~tasks.gate._sim_corpus.Verdicts`),
-its reproduction measures the corpus's. The gate's core
+its reproduction measures drawn from the cases' probabilities (fixed outcomes
+stay as they are). The gate's core
 (:func:`tasks.gate._sequences.gate_steps`, or a stand-in a test injects) says
 after every case whether regression or pass is shown; only the looks after
 each batch count, and the first look where either holds decides.
@@ -17,9 +18,9 @@ from numpy.typing import NDArray
 
 from tasks.gate._sequences import Sequences, gate_steps
 from tasks.gate._settings import GateThresholds
-from tasks.gate._sim_corpus import SimCorpus, Verdicts, draw_scores
+from tasks.gate._sim_corpus import SimCorpus, Verdicts, draw_repro, draw_scores
 
-Steps = Callable[[Sequences, int, GateThresholds], tuple[NDArray[np.bool_], NDArray[np.bool_]]]
+Steps = Callable[[Sequences, GateThresholds], tuple[NDArray[np.bool_], NDArray[np.bool_]]]
 """The gate's sequential core: (regression shown, pass shown) after each case."""
 
 ELEMENTS_PER_CHUNK = 1_000_000
@@ -85,7 +86,7 @@ def _decide_chunk(
     for horizon in _horizons(looks):
         score, rep = scores[pending, :horizon], repro[pending, :horizon]
         seqs = Sequences(score_low=score, score_high=score, repro_low=rep, repro_high=rep)
-        o, c = decide_runs(*steps(seqs, size, thresholds), looks[looks <= horizon])
+        o, c = decide_runs(*steps(seqs, thresholds), looks[looks <= horizon])
         done = o != INCONCLUSIVE
         outcome[pending[done]], cases[pending[done]] = o[done], c[done]
         pending = pending[~done]
@@ -105,8 +106,9 @@ def run_orders(
 ) -> tuple[NDArray[np.int8], NDArray[np.int64]]:
     """``sims`` random orders of the corpus through the gate, in chunks of bounded memory.
 
-    Each chunk draws its orders, then (``noisy``) its pair scores, from ``rng``: two runs
-    from the same seed see the same orders and the same draws.
+    Each chunk draws its orders, then (``noisy``) its pair scores, then (a stochastic
+    corpus) its reproduction outcomes, from ``rng``: two runs from the same seed see the
+    same orders and the same draws.
     """
     size = corpus.scores.size
     chunk = max(1, ELEMENTS_PER_CHUNK // size)
@@ -114,7 +116,8 @@ def run_orders(
     for start in range(0, sims, chunk):
         order = rng.permuted(np.tile(np.arange(size), (min(chunk, sims - start), 1)), axis=1)
         scores = draw_scores(corpus, order, rng, verdicts)
-        o, c = _decide_chunk(scores, corpus.repro[order], looks, thresholds, steps)
+        repro = draw_repro(corpus, order, rng)
+        o, c = _decide_chunk(scores, repro, looks, thresholds, steps)
         outcomes.append(o)
         cases.append(c)
     return np.concatenate(outcomes), np.concatenate(cases)
@@ -130,7 +133,7 @@ def best_case_pass(
     """
     x, y = np.full((1, size), score), np.full((1, size), 0.5)
     regression, passed = gate_steps(
-        Sequences(score_low=x, score_high=x, repro_low=y, repro_high=y), size, thresholds
+        Sequences(score_low=x, score_high=x, repro_low=y, repro_high=y), thresholds
     )
     outcome, cases = decide_runs(regression, passed, look_points(size, batch))
     return int(cases[0]) if outcome[0] == PASS else None

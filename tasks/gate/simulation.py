@@ -6,14 +6,22 @@ case's pair score is drawn afresh in each PR from its category's rates of
 wins, ties and losses, so the corpus's *expected* mean is the true score and
 a PR's observed mean varies around it, as a judge's verdicts do; with
 ``verdicts="fixed"`` the case scores are the corpus's own and a PR only
-reorders them. Reproduction outcomes are the corpus's in both. The gate (:func:`gate_steps`, the code the
-real gate runs) looks after every batch of cases and the first look where
-regression or pass holds decides, else the run ends inconclusive. Over many
-PRs this measures the gate's error rates — ``pass`` at a true score of
-½ − margin, ``regression`` at ½ — and how many cases it needs, beside a
-fixed-size design: the same decision rule with fixed-n intervals, at the same
-alpha, sized (by simulation, on the same kind of draws) for 80% power to pass
-at ½ (or, when no n on the corpus reaches it, with its highest power).
+reorders them. Reproduction outcomes are the corpus's fixed ones in both.
+The gate (:func:`gate_steps`, the code the real gate runs) looks after every
+batch of cases and the first look where regression or pass holds decides,
+else the run ends inconclusive. Over many PRs this measures the gate's error
+rates — ``pass`` at a true score of ½ − margin, ``regression`` at ½ — and
+how many cases it needs, beside a fixed-size design: the same decision rule
+with fixed-n intervals, at the same alpha, sized (by simulation, on the same
+kind of draws) for 80% power to pass at ½ (or, when no n on the corpus
+reaches it, with its highest power).
+
+Then the same two errors with stochastic agents, whose tests reproduce each
+case with a probability of its own, drawn afresh in every PR
+(:class:`Reproduction`): ``regression`` when both versions' rates are equal
+(a true score of ½), ``pass`` when the candidate's rate is lower by the
+margin and it wins every pair (so only the reproduction test can hold the
+pass back).
 
 Pure and seeded: the same configuration gives the same numbers. The corpora
 come from :mod:`tasks.gate._sim_corpus`, the runs from :mod:`tasks.gate._sim_runs`,
@@ -37,12 +45,15 @@ from tasks.gate._sim_corpus import (
     CATEGORIES,
     REPRO_MIX,
     CategoryMix,
+    Reproduction,
     ReproMix,
     SimCorpus,
     Verdicts,
     build_corpus,
+    draw_repro,
     draw_scores,
     exact_score,
+    with_reproduction,
 )
 from tasks.gate._sim_fixed import fixed_counts, smallest_powered
 from tasks.gate._sim_runs import (
@@ -85,7 +96,7 @@ class GateSimConfig(_Out):
     verdicts: Verdicts = Verdicts.NOISY
     """``noisy``: each PR draws every case's pair score afresh from its category's rates;
     ``fixed``: each PR reorders the corpus's own scores. Reproduction outcomes are fixed in
-    both."""
+    both, except in the stochastic scenarios (:class:`Reproduction`)."""
 
     @model_validator(mode="after")
     def _exact_corpora(self) -> GateSimConfig:
@@ -161,7 +172,10 @@ class ErrorRate(_Out):
     """One error-rate claim (of the gate, or of the fixed-size design) on one corpus size."""
 
     claim: str
-    """``pass at ½ − margin`` or ``regression at ½``."""
+    """``pass at ½ − margin`` or ``regression at ½`` (fixed reproduction outcomes);
+    ``regression at equal rates`` or ``pass at a rate lower by the margin`` (stochastic)."""
+    reproduction: Reproduction = Reproduction.FIXED
+    """How the versions' tests reproduced the cases (:class:`Reproduction`)."""
     size: int
     """Cases in the corpus."""
     rate: Share
@@ -181,10 +195,9 @@ class CorpusResult(_Out):
     """Variance of the case scores at a true score of ½ (population form, divisor N)."""
     fixed_cases: int
     """n of the fixed-size design (docs/gate.md#the-simulation): the gate's decision rule with
-    fixed-n normal intervals (the pair score's with replacement, the reproduction measure's
-    with the finite population correction), looked at once after n cases; the smallest n (at
-    least 2) whose simulated pass share at a true score of ½ reaches ``config.power``; when
-    none up to ``size`` does, the smallest n with the highest pass share (then its
+    fixed-n normal intervals (with replacement, as the gate's bounds), looked at once after n
+    cases; the smallest n (at least 2) whose simulated pass share at a true score of ½
+    reaches ``config.power``; when none up to ``size`` does, the whole corpus (then its
     ``fixed_passed`` at ½ is below the power)."""
     fixed_powered: bool
     """Whether some n up to ``size`` reaches ``config.power``."""
@@ -222,6 +235,9 @@ class GateSimulation(_Out):
     fixed_error_rates: list[ErrorRate]
     """The same two error rates of the fixed-size design at its n, for comparison (a normal
     approximation may exceed alpha)."""
+    stochastic_error_rates: list[ErrorRate]
+    """The gate's two error rates with stochastic agents, per reproduction model and corpus
+    size (:func:`stochastic_error_rates`)."""
     reachable: Reachability
     """The smallest corpus on which pass is reachable."""
 
@@ -262,7 +278,8 @@ def simulate_scenario(
         verdicts=config.verdicts,
     )
     outcome, cases = run(corpus, rng=np.random.default_rng(seed), steps=steps)
-    score_only = dataclasses.replace(corpus, repro=np.ones_like(corpus.repro))
+    size = corpus.scores.size
+    score_only = dataclasses.replace(corpus, candidate_p=np.ones(size), baseline_p=np.zeros(size))
     _, score_only_cases = run(score_only, rng=np.random.default_rng(seed), steps=steps)
     counts = np.bincount(outcome, minlength=3)
     mean_cases, score_mean = float(cases.mean()), float(score_only_cases.mean())
@@ -312,8 +329,8 @@ def score_test_cases(
 def fixed_design_cases(at_half: SimCorpus, config: GateSimConfig) -> tuple[int, bool]:
     """n of the whole gate's fixed-size design on ``at_half`` (the corpus of true score ½):
     the smallest n ≥ 2 whose seeded simulated pass share (on ``config.verdicts``'s draws)
-    reaches ``config.power`` (:mod:`tasks.gate._sim_fixed`), else the smallest n with the
-    highest pass share; and whether it reached the power."""
+    reaches ``config.power`` (:mod:`tasks.gate._sim_fixed`), else the whole corpus; and
+    whether it reached the power."""
     rng = np.random.default_rng(_seed(config, at_half, _FIXED_STREAM))
     _, passed = fixed_counts(at_half, config.sims, rng, config.thresholds(), config.verdicts)
     n = smallest_powered(passed, config.sims, config.power)
@@ -378,6 +395,57 @@ def error_rates(
     return out
 
 
+_STOCHASTIC_STREAM = 2
+"""Tags the stochastic scenarios' seeds apart from the other runs of a corpus size."""
+
+STOCHASTIC_MODELS = (Reproduction.EQUAL, Reproduction.DIFFERING)
+"""The reproduction models of the stochastic scenarios."""
+
+
+def _error_share(
+    corpus: SimCorpus, config: GateSimConfig, steps: Steps, stream: int, outcome: int
+) -> Share:
+    """The share of ``config.sims`` seeded PRs on ``corpus`` that end in ``outcome``."""
+    rng = np.random.default_rng(_seed(config, corpus, _STOCHASTIC_STREAM, stream))
+    outcomes, _ = run_orders(
+        corpus,
+        sims=config.sims,
+        rng=rng,
+        looks=look_points(corpus.scores.size, config.batch),
+        thresholds=config.thresholds(),
+        steps=steps,
+        verdicts=config.verdicts,
+    )
+    return _share(int((outcomes == outcome).sum()), config.sims)
+
+
+def stochastic_error_rates(config: GateSimConfig, steps: Steps = gate_steps) -> list[ErrorRate]:
+    """The gate's errors with stochastic agents, on every corpus size and model of
+    :data:`STOCHASTIC_MODELS`: regression when the two versions' rates are equal (true score
+    ½, verdicts as configured), pass when the candidate's rate is lower by the margin though
+    it wins every pair (the reproduction test alone can stop it)."""
+    out = []
+    for size in config.sizes:
+        for i, model in enumerate(STOCHASTIC_MODELS):
+            equal = with_reproduction(build_corpus(size, 0.5), model)
+            lower = with_reproduction(build_corpus(size, 1.0), model, gap=config.margin)
+            for claim, corpus, outcome in (
+                ("regression at equal rates", equal, REGRESSION),
+                ("pass at a rate lower by the margin", lower, PASS),
+            ):
+                share = _error_share(corpus, config, steps, i, outcome)
+                out.append(
+                    ErrorRate(
+                        claim=claim,
+                        reproduction=model,
+                        size=size,
+                        rate=share,
+                        holds=share.low <= config.alpha,
+                    )
+                )
+    return out
+
+
 def simulate_gate(config: GateSimConfig | None = None, steps: Steps = gate_steps) -> GateSimulation:
     """The whole simulation. ``steps`` is the gate's core (a test swaps in a naive one)."""
     config = config or GateSimConfig()
@@ -387,6 +455,7 @@ def simulate_gate(config: GateSimConfig | None = None, steps: Steps = gate_steps
         corpora=corpora,
         error_rates=error_rates(corpora, config),
         fixed_error_rates=error_rates(corpora, config, fixed=True),
+        stochastic_error_rates=stochastic_error_rates(config, steps),
         reachable=reachability(config.thresholds(), config.batch),
     )
 
@@ -396,12 +465,14 @@ __all__ = [
     "PASS",
     "REGRESSION",
     "REPRO_MIX",
+    "STOCHASTIC_MODELS",
     "TRUE_SCORES",
     "CorpusResult",
     "ErrorRate",
     "GateSimConfig",
     "GateSimulation",
     "Reachability",
+    "Reproduction",
     "ScenarioResult",
     "Share",
     "Steps",
@@ -409,6 +480,7 @@ __all__ = [
     "best_case_pass",
     "build_corpus",
     "decide_runs",
+    "draw_repro",
     "draw_scores",
     "fixed_counts",
     "fixed_design_cases",
@@ -419,4 +491,6 @@ __all__ = [
     "simulate_gate",
     "simulate_scenario",
     "smallest_passing_corpus",
+    "stochastic_error_rates",
+    "with_reproduction",
 ]

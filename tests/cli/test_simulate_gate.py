@@ -13,11 +13,19 @@ ARGS = ["simulate", "gate", "--sims", "200", "--sizes", "30,60", "--seed", "3"]
 
 def test_json_shape() -> None:
     """--json gives the config, one entry per corpus size with a row per true score, the
-    error-rate claims of the gate and of the fixed design, and the smallest passing corpus."""
+    error-rate claims of the gate and of the fixed design, the gate's with stochastic agents
+    (two claims per model and size), and the smallest passing corpus."""
     result = CliRunner().invoke(app, [*ARGS, "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert set(data) == {"config", "corpora", "error_rates", "fixed_error_rates", "reachable"}
+    assert set(data) == {
+        "config",
+        "corpora",
+        "error_rates",
+        "fixed_error_rates",
+        "stochastic_error_rates",
+        "reachable",
+    }
     assert data["config"]["sims"] == 200 and data["config"]["sizes"] == [30, 60]
     assert data["config"]["seed"] == 3 and data["config"]["batch"] == 10
     assert data["config"]["verdicts"] == "noisy"
@@ -39,6 +47,11 @@ def test_json_shape() -> None:
             fixed = [scenario[k]["count"] for k in ("fixed_passed", "fixed_regression")]
             assert sum(fixed) <= 200
     assert len(data["error_rates"]) == len(data["fixed_error_rates"]) == 4
+    stochastic = data["stochastic_error_rates"]
+    assert {(e["reproduction"], e["size"]) for e in stochastic} == {
+        (model, size) for model in ("equal", "differing") for size in (30, 60)
+    }
+    assert len(stochastic) == 8 and all(e["rate"]["count"] <= 200 for e in stochastic)
     assert set(data["reachable"]) == {"every_pair_won", "every_pair_tied", "searched_to"}
 
 
@@ -77,6 +90,9 @@ def test_table_names_every_row_and_claim() -> None:
         assert column in result.output
     assert result.output.count("regression at ½") == 4
     assert "The fixed design's own error rates" in result.output
+    lines = result.output.splitlines()
+    for claim in ("regression at equal rates", "pass at a rate lower by the margin"):
+        assert sum(line.startswith(f"  {claim} ") for line in lines) == 4, claim
     assert "Smallest corpus on which pass is reachable" in result.output
     assert "verdicts noisy" in result.output
 

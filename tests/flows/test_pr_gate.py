@@ -86,15 +86,23 @@ def test_a_better_candidate_on_the_whole_demo_passes(tmp_path: Path) -> None:
     assert evaluation is not None and evaluation.stop is StopReason.DECIDED
 
 
-def test_reports_that_reproduce_nothing_are_a_regression_found_early(tmp_path: Path) -> None:
+def test_reports_that_reproduce_nothing_are_a_regression_found_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A candidate whose tests reproduce none of seven bugs the baseline reproduces:
-    regression (exit 1), decided before the plan is exhausted (batches of two)."""
+    regression (exit 1), decided before the plan is exhausted (batches of two). The gate's
+    bounds are about the agents' rates, so at the default alpha (0.05) ten such cases are
+    the fewest that show it; the project here sets alpha 0.2, which six cases show."""
     corpus = broken_corpus(tmp_path / "c")
+    project = tmp_path / "c" / "pyproject.toml"
+    project.write_text(project.read_text().replace("alpha = 0.05", "alpha = 0.2", 1))
+    monkeypatch.chdir(tmp_path / "c")
     result = run_pr(
         tmp_path, corpus, path_diff("corpus/demo/agents/scripted/agent.py"), batch_size=2
     )
     gate = result.summary.gate
     assert gate is not None and gate.outcome is GateOutcome.REGRESSION and gate.exit_code == 1
+    assert gate.thresholds is not None and gate.thresholds.alpha == 0.2
     assert all(c.candidate_status is ReproOutcome.NOT_REPRODUCED for c in result.summary.cases)
     evaluation = result.summary.evaluation
     assert evaluation is not None and evaluation.stop is StopReason.DECIDED

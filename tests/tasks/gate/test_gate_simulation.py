@@ -65,7 +65,7 @@ def at(corpus: CorpusResult, score: float) -> ScenarioResult:
 
 
 def naive_steps(
-    seqs: Sequences, _population: int, thresholds: GateThresholds
+    seqs: Sequences, thresholds: GateThresholds
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """The gate with a fixed-n Wald interval recomputed at every look instead of its bounds."""
     a, margin = thresholds.alpha, thresholds.margin
@@ -131,57 +131,34 @@ def test_a_clear_regression_is_found_sooner_than_a_fixed_design(result: GateSimu
 
 
 @pytest.mark.slow
-def test_a_better_candidate_is_decided_sooner_than_by_a_fixed_design(
-    result: GateSimulation,
-) -> None:
-    """At 0.6 the gate decides on fewer cases than the fixed design (measured 0.69–0.90 of
-    its n). On 120 cases it passes more of those PRs; on 60 it passes as many with fixed
-    verdicts, and fewer with noisy ones (87% against 99%: there the fixed design uses all 60
-    cases, docs/gate.md#what-the-simulation-shows)."""
-    for corpus in sized(result):
+def test_a_better_candidate_is_held_back_by_the_reproduction_test(result: GateSimulation) -> None:
+    """At 0.6 on 60 and 120 cases the gate passes far fewer PRs than the fixed design (measured
+    5% and 34% against 89–99%) and calls almost none a regression: its score tests alone
+    decide on fewer cases than the score test alone's fixed n, and the reproduction test,
+    whose bound is about the agents' rates and not this run's outcomes, is what holds the
+    whole gate back (docs/gate.md#what-the-simulation-shows)."""
+    for corpus in result.corpora:
         scenario = at(corpus, 0.6)
-        assert scenario.mean_cases < 0.95 * corpus.fixed_cases, corpus.size
-        gate, fixed = scenario.passed.share, scenario.fixed_passed.share
-        if corpus.size >= 120:
-            assert gate > fixed, corpus.size
-        elif noisy(result):
-            assert gate < fixed - 0.05, corpus.size
-        else:
-            assert abs(gate - fixed) < 0.02, corpus.size
+        assert scenario.passed.share < scenario.fixed_passed.share - 0.4, corpus.size
+        assert scenario.regression.share < 0.002, corpus.size
+        assert scenario.score_only_mean_cases < 0.6 * corpus.score_test_cases, corpus.size
+        assert scenario.mean_cases > 1.75 * scenario.score_only_mean_cases, corpus.size
 
 
 @pytest.mark.slow
-def test_a_better_candidate_passes_and_its_score_sooner_than_a_fixed_design(
+def test_at_half_the_gate_is_mostly_inconclusive_on_small_corpora(
     result: GateSimulation,
 ) -> None:
-    """At 0.6 the gate passes most PRs; its score tests alone decide on fewer cases than the
-    score test alone's fixed n, and the reproduction test is what holds the whole gate back
+    """At ½ on 60 and 120 cases the gate passes fewer PRs than the fixed design (measured
+    1–17% against 60–90%): the fixed design's n is (nearly) the whole corpus and the gate
+    cannot take more cases, so it ends inconclusive on most of those PRs instead (over 80%).
+    The price of a bound valid at every look, and with replacement
     (docs/gate.md#what-the-simulation-shows)."""
     for corpus in result.corpora:
-        scenario = at(corpus, 0.6)
-        assert scenario.passed.share >= 0.85, corpus.size
-        assert scenario.score_only_mean_cases < corpus.score_test_cases, corpus.size
-        assert scenario.mean_cases > scenario.score_only_mean_cases, corpus.size
-
-
-@pytest.mark.slow
-def test_at_the_margin_and_at_half_the_gate_needs_more_cases_than_a_fixed_design(
-    result: GateSimulation,
-) -> None:
-    """At ½ the gate passes fewer PRs than the fixed design (measured 16–47% against 60–84%).
-    At 0.4 and 0.5 it needs more cases than the fixed design where that design has its power
-    with room to spare in the corpus (1.24–1.27 times on 120 cases with fixed verdicts);
-    where the fixed design needs (nearly) the whole corpus, the gate cannot take more and is
-    inconclusive on over 40% of the PRs at ½ instead (docs/gate.md#what-the-simulation-shows).
-    The price of a bound valid at every look, and with replacement."""
-    for corpus in result.corpora:
         half = at(corpus, 0.5)
-        assert half.passed.share < half.fixed_passed.share, corpus.size
-        if corpus.fixed_powered and corpus.fixed_cases < corpus.size - HANDFUL:
-            for score in (0.4, 0.5):
-                assert at(corpus, score).vs_fixed > 1.0, (corpus.size, score)
-        else:
-            assert half.inconclusive.share > 0.4, corpus.size
+        assert half.passed.share < half.fixed_passed.share - 0.4, corpus.size
+        assert corpus.fixed_cases > 0.75 * corpus.size, corpus.size
+        assert half.inconclusive.share > 0.8, corpus.size
 
 
 @pytest.mark.slow
@@ -229,7 +206,7 @@ def test_runs_are_decided_as_one_full_pass_would(verdicts: Verdicts) -> None:
     order = rng.permuted(np.tile(np.arange(120), (2_000, 1)), axis=1)
     x, y = draw_scores(corpus, order, rng, verdicts), corpus.repro[order]
     steps = gate_steps(
-        Sequences(score_low=x, score_high=x, repro_low=y, repro_high=y), 120, config.thresholds()
+        Sequences(score_low=x, score_high=x, repro_low=y, repro_high=y), config.thresholds()
     )
     outcome, cases = decide_runs(*steps, look_points(120, 10))
     assert got.passed.count == int((outcome == PASS).sum())
@@ -339,8 +316,8 @@ def test_fixed_design_is_the_gates_rule_with_fixed_n_intervals(verdicts: Verdict
     """Every run and n decided as the rule says, computed here one sample at a time on the
     same draws: regression if either upper bound (z at alpha/2) is below ½, else pass if the
     score's lower bound (z at alpha) is above ½ − margin and the reproduction measure's above
-    ½ − margin/2; SE² = s²/n for the score (with replacement, as the gate's bound), s²/n ·
-    (N − n)/N for the reproduction measure, with the sample variance; n = 1 decides nothing."""
+    ½ − margin/2; SE² = s²/n for both (with replacement, as the gate's bounds), with the
+    sample variance; n = 1 decides nothing."""
     size, sims, upto = 60, 200, 40
     thresholds = GateThresholds()
     corpus = build_corpus(size, 0.5)
@@ -352,18 +329,17 @@ def test_fixed_design_is_the_gates_rule_with_fixed_n_intervals(verdicts: Verdict
     scores = draw_scores(corpus, order, rng, verdicts)
     z_pass, z_reg = norm.ppf(1 - thresholds.alpha), norm.ppf(1 - thresholds.alpha / 2)
 
-    def interval(x: NDArray[np.float64], z: float, fpc: bool) -> tuple[float, float]:
-        correction = (size - x.size) / size if fpc else 1.0
-        se = math.sqrt(x.var(ddof=1) / x.size * correction)
+    def interval(x: NDArray[np.float64], z: float) -> tuple[float, float]:
+        se = math.sqrt(x.var(ddof=1) / x.size)
         return float(x.mean() - z * se), float(x.mean() + z * se)
 
     want_reg, want_pass = np.zeros(upto, dtype=int), np.zeros(upto, dtype=int)
     for run, drawn in zip(order, scores, strict=True):
         for n in range(2, upto + 1):
             x, y = drawn[:n], corpus.repro[run[:n]]
-            if interval(x, z_reg, False)[1] < 0.5 or interval(y, z_reg, True)[1] < 0.5:
+            if interval(x, z_reg)[1] < 0.5 or interval(y, z_reg)[1] < 0.5:
                 want_reg[n - 1] += 1
-            elif interval(x, z_pass, False)[0] > 0.4 and interval(y, z_pass, True)[0] > 0.45:
+            elif interval(x, z_pass)[0] > 0.4 and interval(y, z_pass)[0] > 0.45:
                 want_pass[n - 1] += 1
     assert regression.tolist() == want_reg.tolist()
     assert passed.tolist() == want_pass.tolist()
@@ -392,7 +368,7 @@ def test_fixed_design_on_the_whole_corpus() -> None:
 
 def test_fixed_design_cases_is_the_smallest_with_the_power() -> None:
     """n_fixed is the first n whose simulated pass share at ½ reaches the power, no smaller n
-    does, on the same seeded runs; on a corpus where none does, it is the n passing most."""
+    does, on the same seeded runs; on a corpus where none does, it is the whole corpus."""
     config = GateSimConfig(sims=1_000, sizes=(120,), seed=4)
     for size, reaches in ((120, True), (60, False)):
         at_half = build_corpus(size, 0.5)
@@ -404,7 +380,7 @@ def test_fixed_design_cases_is_the_smallest_with_the_power() -> None:
             assert passed[n - 1] >= 0.8 * config.sims > passed[: n - 1].max()
             assert HANDFUL < n < size
         else:
-            assert passed[n - 1] == passed.max() > passed[: n - 1].max(initial=-1)
+            assert n == size
             assert passed.max() < 0.8 * config.sims
 
 
