@@ -74,3 +74,20 @@ def case_mean(
     centre = (p + z * z / (2 * n)) / scale
     half = z / scale * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return p, (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (``None`` stays ``None`` and is not
+    counted in the family): reject where the adjusted p is below alpha and the family's error
+    rate is at most alpha.
+
+    Written out (eight lines) rather than taken from statsmodels, which bughunt does not
+    otherwise need; scipy has Benjamini–Hochberg but not Holm.
+    """
+    known = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(known):
+        running = max(running, min(1.0, (len(known) - rank) * p))
+        out[i] = running
+    return out

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         GatePlan as GatePlan,
         decide_gate as decide_gate,
         gate_of_rows as gate_of_rows,
+        more_cases_needed as more_cases_needed,
     )
     from tasks.gate._evidence import verdict_samples as verdict_samples
     from tasks.gate._run import RunEvidence as RunEvidence, gate_of_run as gate_of_run

@@ -206,20 +206,32 @@ def _regression_findings(
     return out
 
 
-def _needed(b: GateBounds, threshold: float, towards: Side) -> float | None:
-    """Cases this measure would need to clear ``threshold`` at its observed rate.
+def more_cases_needed(
+    known: int, mean: float, edge: float, threshold: float, towards: Side
+) -> float | None:
+    """Cases (in all) a measure of ``known`` cases would need for its bound to clear
+    ``threshold`` at its observed ``mean``: ``edge`` is its lower bound (``towards`` ABOVE)
+    or upper bound (BELOW).
 
     A bound's half-width shrinks about as 1/√n, so n·(width / gap)² cases
     would bring it to the threshold; ``None`` when the observed mean is on
-    the wrong side of it (that decision is out of reach at this rate).
+    the wrong side of it, or on it (that decision is out of reach at this rate).
     """
-    if b.mean is None or b.known == 0:
+    if known == 0:
         return None
     if towards is Side.ABOVE:
-        gap, width = b.mean - threshold, b.mean - b.lower
+        gap, width = mean - threshold, mean - edge
     else:
-        gap, width = threshold - b.mean, b.upper - b.mean
-    return b.known * (width / gap) ** 2 if gap > 0 else None
+        gap, width = threshold - mean, edge - mean
+    return known * (width / gap) ** 2 if gap > 0 else None
+
+
+def _needed(b: GateBounds, threshold: float, towards: Side) -> float | None:
+    """:func:`more_cases_needed` of one of the gate's measures."""
+    if b.mean is None:
+        return None
+    edge = b.lower if towards is Side.ABOVE else b.upper
+    return more_cases_needed(b.known, b.mean, edge, threshold, towards)
 
 
 def _inconclusive_text(score: GateBounds, repro: GateBounds, thresholds: GateThresholds) -> str:

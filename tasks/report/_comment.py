@@ -69,6 +69,8 @@ def pr_comment(summary: RunSummary, nightly: RunSummary | None, report: str) -> 
         lines += ["", md_escape(gate.message)]
     else:
         lines.append(f"### bughunt {summary.kind.value} run {md_escape(summary.run_id)}")
+    if summary.answer is not None:
+        lines += ["", f"**{md_escape(summary.answer.sentence)}**"]
     h = summary.headline
     who = f"{md_escape(summary.candidate)} vs {md_escape(summary.baseline)}"
     lines += ["", f"**{who}:** " + (fmt.win_sentence(h) if h is not None else "not judged") + "."]

@@ -115,14 +115,15 @@ NOT_JUDGED = "The judge did not score this run: there is no win rate"
 def headline_lines(summary: RunSummary) -> list[str]:
     """The run in plain text, worded as its report words it (``bughunt run``, ``bughunt summary``).
 
-    The headline sentence, the length-controlled win rate, :func:`count_lines`
-    and each version's reproduction sentence: the same functions the reports
-    render with.
+    The answer (which version is better, by how much, how sure), the win-rate
+    sentence, the length-controlled win rate, :func:`count_lines` and each
+    version's reproduction sentence: the same functions the reports render with.
     """
     h = summary.headline
-    lines = [
+    lines = [summary.answer.sentence] if summary.answer else []
+    lines.append(
         f"{summary.candidate} vs {summary.baseline}: {fmt.win_sentence(h) if h else NOT_JUDGED}"
-    ]
+    )
     if h is not None:
         lc = h.length_controlled
         lines.append(f"length-controlled win rate: {fmt.lc_rate(lc, h.win_rate)} — {lc.note}")

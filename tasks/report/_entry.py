@@ -137,9 +137,10 @@ def publish(
 
 
 def closing_message(summary: RunSummary) -> str:
-    """One line for the run's closing ``runs`` row: the headline and the gate."""
+    """One line for the run's closing ``runs`` row and the flow run's state message: the
+    answer, the headline and the gate."""
     h = summary.headline
-    parts = []
+    parts = [summary.answer.sentence.rstrip(".")] if summary.answer else []
     if h is not None:
         parts.append(f"candidate {wins_phrase(h, 'won')}")
     gate = summary.gate

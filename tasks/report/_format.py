@@ -113,10 +113,11 @@ def wins_phrase(w: WinRate, verb: str = "wins") -> str:
 def lc_rate(lc: LengthControlled, raw: float | None) -> str:
     """The length-controlled rate beside the raw one (``61% (95% CI 40–80%) beside the raw 64%``).
 
-    ``not estimated`` when there is none; the caller shows ``lc.note`` (why, or how) beside it.
+    ``withheld`` when it was estimated but cannot be trusted, ``not estimated`` when there is
+    none; the caller shows ``lc.note`` (why, or how) beside it.
     """
     if lc.value is None:
-        return "not estimated"
+        return "withheld" if lc.withheld else "not estimated"
     beside = f" beside the raw {pct(raw)}" if raw is not None else ""
     return f"{rate_ci(lc.value, lc.ci)}{beside}"
 

@@ -9,6 +9,7 @@ and must be escaped by every renderer.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -140,6 +141,55 @@ class CaseRow(_Out):
     sample per case (``--agent-samples``)."""
 
 
+class Better(StrEnum):
+    """What the evidence says about the two versions."""
+
+    CANDIDATE = "candidate"
+    """The candidate is better."""
+    BASELINE = "baseline"
+    """The baseline is better."""
+    UNDECIDED = "undecided"
+    """Neither measure excludes no difference."""
+    CONFLICT = "conflict"
+    """The two measures point to different versions."""
+    NO_EVIDENCE = "no evidence"
+    """No judged pair and no case decided by both versions."""
+
+
+class Measure(_Out):
+    """One measure of the answer: its mean over cases and its interval."""
+
+    mean: float
+    """Mean over the cases with a value."""
+    low: float
+    """Lower end of the 95% anytime-valid interval."""
+    high: float
+    """Upper end."""
+    cases: int
+    """Cases with a value (judged; decided by both versions)."""
+
+    def direction(self, none: float) -> int:
+        """+1 when the interval lies above ``none`` (no difference), −1 below, 0 across."""
+        return 1 if self.low > none else -1 if self.high < none else 0
+
+
+class Answer(_Out):
+    """Which version is better, by how much, how sure: the first line of every output."""
+
+    better: Better
+    """What the evidence says."""
+    sentence: str
+    """The answer in words (numbers and fixed words only)."""
+    score: Measure | None
+    """The mean pair score (½: no difference); ``None`` when no pair was judged."""
+    reproduction: Measure | None
+    """The reproduction rate difference, candidate minus baseline (0: no difference);
+    ``None`` when no case was decided by both versions."""
+    more_cases: int | None = None
+    """Undecided: about how many more cases would decide at the rates seen; ``None`` when
+    no number would (a measure sits on no difference) or the answer is decided."""
+
+
 class RunSummary(_Out):
     """Everything the report shows for one run (also written as summary.json)."""
 
@@ -196,3 +246,6 @@ class RunSummary(_Out):
     calibration: JudgeCalibration | None = None
     """The judge's last calibration against human labels under this strategy
     (``bughunt judge calibrate``), when it has one."""
+    answer: Answer | None = None
+    """Which version is better, by how much, how sure (``None`` in a summary stored before
+    bughunt gave one)."""

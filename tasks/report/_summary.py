@@ -22,6 +22,7 @@ from bughunt.stats import case_mean, wilson
 from tasks.flakes import flaky_keys
 from tasks.gate import GateDecision
 from tasks.outcomes import summarize
+from tasks.report._answer import answer_of
 from tasks.report._model import AgentCost, CaseRow, RunSummary, VersionRepro
 from tasks.sandbox import SandboxResult
 from tasks.sandbox.reproduction import VARIANT_REASON
@@ -330,6 +331,15 @@ def build_summary(inputs: ReportInputs, gate: GateDecision | None) -> RunSummary
             probe_calls=no_calls,
         )
     )
+    cases = case_rows(
+        _evaluated(inputs),
+        classify.categories(),
+        reproductions,
+        sandbox,
+        score.verdicts if score else [],
+        baseline.name,
+        candidate.name,
+    )
     return RunSummary(
         run_id=inputs.run_id,
         kind=inputs.kind,
@@ -346,15 +356,7 @@ def build_summary(inputs: ReportInputs, gate: GateDecision | None) -> RunSummary
         headline=score.summary if score else None,
         repro=[version_repro(a, reproductions) for a in (baseline, candidate)],
         costs=agent_costs((baseline, candidate), sandbox, reproductions),
-        cases=case_rows(
-            _evaluated(inputs),
-            classify.categories(),
-            reproductions,
-            sandbox,
-            score.verdicts if score else [],
-            baseline.name,
-            candidate.name,
-        ),
+        cases=cases,
         known_failures=sorted({t for c in sandbox.contract for t in c.known_failures})
         if sandbox
         else [],
@@ -372,6 +374,7 @@ def build_summary(inputs: ReportInputs, gate: GateDecision | None) -> RunSummary
         health=health,
         gate=gate,
         evaluation=inputs.evaluation,
+        answer=answer_of(cases),
     )
 
 

@@ -2,16 +2,27 @@
 
 A logistic regression of the decisive outcome (1 = the candidate won) on the
 length difference x = log₂(candidate words / baseline words), with an
-intercept, fitted by Newton's method with a tiny ridge (so a fit exists even
-when every pair went one way). The length-controlled rate is the model's
-prediction at x = 0 averaged over the pairs — σ(intercept) with these terms.
+intercept, fitted by Newton's method with a weakly informative penalty (a
+normal prior of standard deviation 2.5 on the slope, per doubling of the
+length ratio, and 10 on the intercept, as Gelman et al. recommend for
+logistic regression): the objective is then strictly concave, so every fit,
+every bootstrap resample's included, has one finite optimum and converges.
+The length-controlled rate is the model's prediction at x = 0 averaged over
+the pairs — σ(intercept) with these terms.
 
 It is an estimate: it removes the part of the length effect that this
 straight-line-in-log-ratio model captures, and only on average. It reduces
 the verbosity bias; it cannot promise to remove it (a judge that rewards
 length in a way the model does not capture, or length that truly tracks
 quality, is not separated). The interval is a percentile bootstrap over
-decisive pairs with a fixed seed: pairs are the unit, never calls.
+decisive pairs with a fixed seed: pairs are the unit, never calls. Every
+resample counts: one whose fit did not converge withholds the interval
+rather than being dropped (dropping them biases it).
+
+A figure that cannot be trusted is withheld (``value`` None, ``withheld``, the
+note says why): fewer than :data:`MIN_SIDE` decisive pairs on either side of equal
+length (the prediction at equal length would rest on a handful of pairs), or
+an interval as wide as :data:`MAX_WIDTH` or wider.
 """
 
 from __future__ import annotations
@@ -28,8 +39,16 @@ from bughunt.stats import Interval
 
 MIN_PAIRS = 10
 """Fewer decisive pairs than this: no length-controlled rate."""
-RIDGE = 1e-4
-"""L2 penalty on both coefficients: keeps the fit finite under separation."""
+PENALTY_INTERCEPT = 1 / 10**2
+"""L2 penalty on the intercept: a normal prior of standard deviation 10."""
+PENALTY_SLOPE = 1 / 2.5**2
+"""L2 penalty on the slope: a normal prior of standard deviation 2.5 per doubling."""
+MIN_SIDE = 5
+"""Fewer decisive pairs than this with the candidate's report no longer than the baseline's,
+or no shorter: the rate at equal length is withheld."""
+MAX_WIDTH = 0.5
+"""An interval this wide or wider: the rate is withheld (it would say little more than
+"somewhere in [0, 1]")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +73,9 @@ class LengthControlled(BaseModel):
     """Change in log-odds of a candidate win per doubling of its relative length."""
     note: str
     """How it was obtained, or why it is missing."""
+    withheld: bool = False
+    """Estimated, but not shown: too few pairs on a side of equal length, a bootstrap fit
+    that did not converge, or an interval too wide to say anything (the note says which)."""
 
 
 def _sig(z: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -76,16 +98,17 @@ def fit_logistic(
     def objective(c0: NDArray[np.float64], c1: NDArray[np.float64]) -> NDArray[np.float64]:
         z = c0[:, None] + c1[:, None] * x2
         ll: NDArray[np.float64] = np.sum(y2 * z - np.logaddexp(0.0, z), axis=1)
-        return ll - 0.5 * RIDGE * (c0**2 + c1**2)
+        return ll - 0.5 * (PENALTY_INTERCEPT * c0**2 + PENALTY_SLOPE * c1**2)
 
     current = objective(b0, b1)
     converged = np.zeros(fits, dtype=bool)
     for _ in range(max_iter):
         p = _sig(b0[:, None] + b1[:, None] * x2)
         r, w = y2 - p, p * (1 - p)
-        g0, g1 = r.sum(axis=1) - RIDGE * b0, (r * x2).sum(axis=1) - RIDGE * b1
-        h00, h01 = w.sum(axis=1) + RIDGE, (w * x2).sum(axis=1)
-        h11 = (w * x2 * x2).sum(axis=1) + RIDGE
+        g0 = r.sum(axis=1) - PENALTY_INTERCEPT * b0
+        g1 = (r * x2).sum(axis=1) - PENALTY_SLOPE * b1
+        h00, h01 = w.sum(axis=1) + PENALTY_INTERCEPT, (w * x2).sum(axis=1)
+        h11 = (w * x2 * x2).sum(axis=1) + PENALTY_SLOPE
         det = h00 * h11 - h01 * h01
         s0, s1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
         t = np.ones(fits)
@@ -113,28 +136,9 @@ def _predict_at_zero(fit: LogitFit, n: int) -> float:
     return float(np.mean(_sig(np.full(n, fit.intercept))))
 
 
-def length_controlled(
-    log_ratio: Sequence[float] | NDArray[np.float64],
-    candidate_won: Sequence[bool] | NDArray[np.bool_],
-    *,
-    seed: int = 0,
-    resamples: int = 1000,
-) -> LengthControlled:
-    """Length-controlled candidate win rate over decisive pairs.
-
-    ``log_ratio[i]`` is log₂(candidate words / baseline words) of pair i.
-    Returns ``value=None`` with a note when there are fewer than
-    :data:`MIN_PAIRS` pairs, when every pair has the same nonzero length ratio
-    (length and intercept cannot be told apart), when equal length lies outside
-    the observed ratios (no extrapolation), when length alone separates
-    wins from losses, or when the fit fails. When every pair went one way the
-    rate is the raw rate (0 or 1) with no interval.
-    """
-    x = np.asarray(log_ratio, dtype=np.float64)
-    y = np.asarray(candidate_won, dtype=np.float64)
+def _refusal(x: NDArray[np.float64], y: NDArray[np.float64]) -> LengthControlled | None:
+    """What to say instead of fitting, when the pairs cannot carry a fit (or need none)."""
     n = len(x)
-    if n != len(y):
-        raise ValueError("log_ratio and candidate_won differ in length")
     if n < MIN_PAIRS:
         return LengthControlled(
             value=None,
@@ -158,8 +162,47 @@ def length_controlled(
         return LengthControlled(value=None, ci=None, slope=None, note=note)
     won, lost = x[y == 1], x[y == 0]
     if won.min() > lost.max() or won.max() < lost.min():
-        note = "length separates wins from losses perfectly: the regression has no finite fit"
+        note = (
+            "length separates wins from losses perfectly: the rate at equal length would come "
+            "from the prior, not the pairs"
+        )
         return LengthControlled(value=None, ci=None, slope=None, note=note)
+    shorter, longer = int((x <= 0).sum()), int((x >= 0).sum())
+    if min(shorter, longer) < MIN_SIDE:
+        note = (
+            f"{min(shorter, longer)} decisive pairs with the candidate's report "
+            f"{'no longer' if shorter < longer else 'no shorter'} than the baseline's (needs "
+            f"{MIN_SIDE} on each side of equal length)"
+        )
+        return LengthControlled(value=None, ci=None, slope=None, note=note, withheld=True)
+    return None
+
+
+def length_controlled(
+    log_ratio: Sequence[float] | NDArray[np.float64],
+    candidate_won: Sequence[bool] | NDArray[np.bool_],
+    *,
+    seed: int = 0,
+    resamples: int = 1000,
+) -> LengthControlled:
+    """Length-controlled candidate win rate over decisive pairs.
+
+    ``log_ratio[i]`` is log₂(candidate words / baseline words) of pair i.
+    Returns ``value=None`` with a note when there are fewer than
+    :data:`MIN_PAIRS` pairs, when every pair has the same nonzero length ratio
+    (length and intercept cannot be told apart), when equal length lies outside
+    the observed ratios (no extrapolation), when length alone separates
+    wins from losses, or when the fit fails. When every pair went one way the
+    rate is the raw rate (0 or 1) with no interval.
+    """
+    x = np.asarray(log_ratio, dtype=np.float64)
+    y = np.asarray(candidate_won, dtype=np.float64)
+    n = len(x)
+    if n != len(y):
+        raise ValueError("log_ratio and candidate_won differ in length")
+    refused = _refusal(x, y)
+    if refused is not None:
+        return refused
     fit = fit_logistic(x, y)[0]
     if not fit.converged or not math.isfinite(fit.intercept):
         return LengthControlled(
@@ -167,12 +210,18 @@ def length_controlled(
         )
     rng = np.random.Generator(np.random.PCG64(seed))
     idx = rng.integers(0, n, size=(resamples, n))
-    boot = [_predict_at_zero(f, n) for f in fit_logistic(x[idx], y[idx]) if f.converged]
-    ci: Interval | None = None
-    note = f"logistic regression on log2 word ratio, predicted at equal length; bootstrap over {n} pairs, seed {seed}"
-    if len(boot) >= 0.95 * resamples and boot:
-        lo, hi = np.percentile(boot, [2.5, 97.5])
-        ci = (float(lo), float(hi))
-    else:
-        note += f"; no interval: only {len(boot)} of {resamples} resamples converged"
-    return LengthControlled(value=_predict_at_zero(fit, n), ci=ci, slope=fit.slope, note=note)
+    fits = fit_logistic(x[idx], y[idx])
+    failed = sum(1 for f in fits if not f.converged)
+    method = (
+        "logistic regression on log2 word ratio, predicted at equal length; "
+        f"bootstrap over {n} pairs, seed {seed}"
+    )
+    if failed:
+        note = f"{failed} of {resamples} bootstrap fits did not converge; {method}"
+        return LengthControlled(value=None, ci=None, slope=fit.slope, note=note, withheld=True)
+    lo, hi = np.percentile([_predict_at_zero(f, n) for f in fits], [2.5, 97.5])
+    if hi - lo >= MAX_WIDTH:
+        note = f"its 95% interval {lo:.0%}–{hi:.0%} is {MAX_WIDTH:.0%} wide or more; {method}"
+        return LengthControlled(value=None, ci=None, slope=fit.slope, note=note, withheld=True)
+    ci: Interval = (float(lo), float(hi))
+    return LengthControlled(value=_predict_at_zero(fit, n), ci=ci, slope=fit.slope, note=method)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from bughunt.models import Strategy, Verdict, VerdictOutcome
-from bughunt.stats import Interval, case_mean, sign_test
+from bughunt.stats import Interval, case_mean, holm, sign_test
 from tasks.score.pairs._calls import PairInput, StrategyConfig
 from tasks.score.pairs._fold import Folded, fold_pair, verdict_row
 from tasks.score.pairs._lc import LengthControlled, length_controlled
@@ -77,6 +77,9 @@ class WinRate(_Out):
     most of its samples; an even split counts for neither)."""
     cases: int = 0
     """Cases in the set (``pairs`` counts every sample pair)."""
+    holm_p: float | None = None
+    """Per category only: the sign test's p adjusted by Holm over the run's categories (one
+    of them shows p < 0.05 by chance far more often than 5% of the time); ``None`` overall."""
     length_controlled: LengthControlled
     """Win rate at equal length (a regression estimate that reduces, not removes, length bias)."""
     flags: list[str]
@@ -177,11 +180,13 @@ def _per_category(
 ) -> dict[str, WinRate]:
     """:func:`win_rate` over each bug category's pairs, by category name."""
     cats = sorted({_category(p) for p, _ in folded})
-    return {
-        c: win_rate(
-            [(p, f) for p, f in folded if _category(p) == c], seed=seed, resamples=resamples
-        )
+    rates = [
+        win_rate([(p, f) for p, f in folded if _category(p) == c], seed=seed, resamples=resamples)
         for c in cats
+    ]
+    adjusted = holm([r.sign_test_p for r in rates])
+    return {
+        c: r.model_copy(update={"holm_p": p}) for c, r, p in zip(cats, rates, adjusted, strict=True)
     }
 
 

@@ -41,6 +41,7 @@ from tasks.flakes import FlakyTest
 from tasks.gate import GateDecision
 from tasks.outcomes import summarize
 from tasks.report import RunSummary
+from tasks.report._answer import answer_of
 from tasks.report._model import CaseRow, VersionRepro
 from tasks.report.runs import ConsistencyPoint, FlakePoint, History, ReproPoint, WinRatePoint
 from tasks.score import CallCounts, JudgeHealth
@@ -435,6 +436,7 @@ def make_summary(
             ),
         ),
         gate=gate,
+        answer=answer_of(rows),
     )
 
 

@@ -1,0 +1,160 @@
+"""The run's answer in one sentence: which version is better, by how much, and how sure.
+
+Two measures over the run's cases, the case as the unit (a case's samples are
+averaged), each with a two-sided anytime-valid 95% interval (the gate's bounds,
+with replacement, 2.5% on each side):
+
+- the **mean pair score**: 1 when the judge prefers the candidate's report,
+  ½ for a tie, 0 for the baseline's, over the judged cases; ½ is no difference;
+- the **reproduction rate difference**: the candidate's rate minus the
+  baseline's over the cases both versions decided (reproduced or not).
+
+A measure whose interval excludes no difference says which version is better
+on it. One that does and the other undecided, or both the same way: that
+version is better. Both, opposite ways: the evidence conflicts, and the
+sentence says so. Neither: the evidence does not decide, and the sentence says
+about how many more cases would at the rates seen (the gate's estimate), or
+that none would when a measure sits on no difference.
+
+Pure: case rows in, a model out; nothing here is agent text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from bughunt.models import ReproOutcome
+from bughunt.sequential import WITH_REPLACEMENT, Side, bound
+from tasks.gate import more_cases_needed
+from tasks.report._model import Answer, Better, CaseRow, Measure
+
+ALPHA = 0.05
+"""The answer's intervals are 95%, split over the two sides."""
+
+_SCORE = {"candidate": 1.0, "tie": 0.5, "baseline": 0.0}
+_DECIDED = {ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED}
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _per_case(cases: Sequence[CaseRow]) -> tuple[list[float], list[float]]:
+    """Each case's pair score and reproduction measure ((c − b + 1)/2), samples averaged;
+    a case with no judged sample (or no sample decided by both) has none."""
+    scores: dict[str, list[float]] = {}
+    repro: dict[str, list[float]] = {}
+    for c in cases:
+        if c.verdict in _SCORE:
+            scores.setdefault(c.case_id, []).append(_SCORE[c.verdict])
+        if c.baseline_status in _DECIDED and c.candidate_status in _DECIDED:
+            won = float(c.candidate_status is ReproOutcome.REPRODUCED) - float(
+                c.baseline_status is ReproOutcome.REPRODUCED
+            )
+            repro.setdefault(c.case_id, []).append((won + 1) / 2)
+    order = list(dict.fromkeys(c.case_id for c in cases))
+    return (
+        [_mean(scores[c]) for c in order if c in scores],
+        [_mean(repro[c]) for c in order if c in repro],
+    )
+
+
+def _measure(values: Sequence[float]) -> Measure | None:
+    if not values:
+        return None
+    return Measure(
+        mean=_mean(values),
+        low=bound(values, population=WITH_REPLACEMENT, alpha=ALPHA / 2, side=Side.ABOVE),
+        high=bound(values, population=WITH_REPLACEMENT, alpha=ALPHA / 2, side=Side.BELOW),
+        cases=len(values),
+    )
+
+
+def _difference(m: Measure) -> Measure:
+    """A reproduction measure on the rate difference's scale (2x − 1)."""
+    return Measure(mean=2 * m.mean - 1, low=2 * m.low - 1, high=2 * m.high - 1, cases=m.cases)
+
+
+def _score_text(m: Measure) -> str:
+    return (
+        f"mean pair score {m.mean:.2f} (95% interval {m.low:.2f}–{m.high:.2f}; 0.50 is no "
+        f"difference) over {m.cases} judged cases"
+    )
+
+
+def _repro_text(m: Measure) -> str:
+    return (
+        f"reproduction rate difference {m.mean:+.0%} (95% interval {m.low:+.0%} to {m.high:+.0%}) "
+        f"over {m.cases} cases both versions decided"
+    )
+
+
+def _more(score: Measure | None, repro: Measure | None) -> int | None:
+    """About how many more cases would bring either interval clear of no difference (``repro``
+    on the measure's scale)."""
+    needed = []
+    for m in (score, repro):  # both on the measure's scale, where ½ is no difference
+        if m is None:
+            continue
+        edge, side = (m.low, Side.ABOVE) if m.mean > 0.5 else (m.high, Side.BELOW)
+        n = more_cases_needed(m.cases, m.mean, edge, 0.5, side)
+        if n is not None:
+            needed.append(max(1, math.ceil(n) - m.cases))
+    return min(needed) if needed else None
+
+
+def answer_of(cases: Sequence[CaseRow]) -> Answer:
+    """The answer from the run's case rows (one per case, or per case and agent sample)."""
+    values = _per_case(cases)
+    score = _measure(values[0])
+    repro_raw = _measure(values[1])
+    repro = _difference(repro_raw) if repro_raw is not None else None
+    texts = [t for t in (score and _score_text(score), repro and _repro_text(repro)) if t]
+    if not texts:
+        sentence = "No evidence: no pair was judged and no case was decided by both versions."
+        return Answer(better=Better.NO_EVIDENCE, sentence=sentence, score=None, reproduction=None)
+    s = score.direction(0.5) if score else 0
+    r = repro.direction(0.0) if repro else 0
+    evidence = "; ".join(texts)
+    if s * r < 0:
+        judge = "candidate" if s > 0 else "baseline"
+        other = "candidate" if r > 0 else "baseline"
+        return Answer(
+            better=Better.CONFLICT,
+            sentence=(
+                f"The evidence conflicts: the judge prefers the {judge}'s reports, but the "
+                f"{other} reproduces more bugs — {evidence}."
+            ),
+            score=score,
+            reproduction=repro,
+        )
+    if s or r:
+        who = Better.CANDIDATE if (s or r) > 0 else Better.BASELINE
+        why = " and ".join(
+            w
+            for w, shown in (
+                ("the judge prefers its reports", s != 0),
+                ("it reproduces more bugs", r != 0),
+            )
+            if shown
+        )
+        return Answer(
+            better=who,
+            sentence=f"The {who.value} is better: {why} — {evidence}.",
+            score=score,
+            reproduction=repro,
+        )
+    more = _more(score, repro_raw)
+    tail = (
+        f"; about {more} more cases would decide at the rates seen"
+        if more is not None
+        else "; at the rates seen no number of further cases would decide"
+    )
+    return Answer(
+        better=Better.UNDECIDED,
+        sentence=f"The evidence does not decide which version is better: {evidence}{tail}.",
+        score=score,
+        reproduction=repro,
+        more_cases=more,
+    )
