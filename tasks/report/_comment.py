@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 
+from bughunt.models import ReproOutcome
 from tasks.report import _format as fmt
 from tasks.report._escape import md_escape
-from tasks.report._model import RunSummary, VersionRepro
+from tasks.report._model import CaseRow, RunSummary
+
+_DECIDED = {ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED}
 
 
 def _rate(value: float | None) -> str:
@@ -30,31 +33,57 @@ def _moved(label: str, before: float | None, now: float | None) -> str | None:
     return f"{label} {_rate(before)} → {_rate(now)}"
 
 
-def _repro_of(summary: RunSummary, agent: str) -> VersionRepro | None:
-    return next((r for r in summary.repro if r.agent_version == agent), None)
+def _rows(summary: RunSummary, cases: set[str]) -> list[CaseRow]:
+    return [c for c in summary.cases if c.case_id in cases]
+
+
+def _win_rate(rows: list[CaseRow]) -> float | None:
+    wins = sum(c.verdict == "candidate" for c in rows)
+    decisive = wins + sum(c.verdict == "baseline" for c in rows)
+    return wins / decisive if decisive else None
+
+
+def _status(c: CaseRow, side: str) -> ReproOutcome:
+    return c.candidate_status if side == "candidate" else c.baseline_status
+
+
+def _repro_rate(rows: list[CaseRow], side: str) -> tuple[float | None, set[str]]:
+    """The side's reproduction rate over ``rows`` and the cases it decided there."""
+    decided = [c for c in rows if _status(c, side) in _DECIDED]
+    reproduced = sum(_status(c, side) is ReproOutcome.REPRODUCED for c in decided)
+    return (reproduced / len(decided) if decided else None), {c.case_id for c in decided}
 
 
 def _since(summary: RunSummary, nightly: RunSummary) -> str:
-    """What moved between the last nightly and this run, in one line."""
-    parts = []
-    h, before = summary.headline, nightly.headline
-    moved = _moved(
-        "win rate", before.win_rate if before else None, h.win_rate if h is not None else None
-    )
-    if moved:
-        parts.append(moved)
-    for agent in (summary.candidate, summary.baseline):
-        now, then = _repro_of(summary, agent), _repro_of(nightly, agent)
-        line = _moved(
-            f"{md_escape(agent)} reproduction",
-            then.rate if then else None,
-            now.rate if now else None,
-        )
-        if line:
-            parts.append(line)
+    """What moved between the last nightly and this run, in one line, on the cases both ran:
+    a one-case PR against a whole night compares that case, never the night's rates. A side
+    that decided some of those cases in one run only (a flaky test, an error) says so."""
     when = nightly.started_at.strftime("%Y-%m-%d")
     head = f"Since the last nightly (run {md_escape(nightly.run_id)}, {when})"
-    return f"{head}: " + ("; ".join(parts) if parts else "no figure to compare") + "."
+    common = {c.case_id for c in summary.cases} & {c.case_id for c in nightly.cases}
+    if not common:
+        return f"{head}: no case in common with this run, nothing to compare."
+    now, then = _rows(summary, common), _rows(nightly, common)
+    parts = []
+    moved = _moved("win rate", _win_rate(then), _win_rate(now))
+    if moved:
+        parts.append(moved)
+    for side in ("candidate", "baseline"):
+        before, decided_then = _repro_rate(then, side)
+        after, decided_now = _repro_rate(now, side)
+        names = dict.fromkeys((getattr(nightly, side), getattr(summary, side)))
+        label = " → ".join(md_escape(n) for n in names)  # one name when both runs had it
+        line = _moved(f"{label} reproduction", before, after)
+        if line is None:
+            continue
+        changed = len(decided_then ^ decided_now)
+        if changed:
+            line += (
+                f" ({fmt.plural(changed, 'case')} decided in one of the runs only: flaky or error)"
+            )
+        parts.append(line)
+    scope = f"on the {fmt.plural(len(common), 'case')} both ran"
+    return f"{head}, {scope}: " + ("; ".join(parts) if parts else "no figure to compare") + "."
 
 
 def pr_comment(summary: RunSummary, nightly: RunSummary | None, report: str) -> str:

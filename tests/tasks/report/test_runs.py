@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bughunt.models import RunInfo, RunKind, RunStatus, StageOutput
+from bughunt.models import ReproOutcome, RunInfo, RunKind, RunStatus, StageOutput
 from cli import app
 from ledger import Ledger
 from tasks.report import RunSummary, default_out_dir, write_report
@@ -135,16 +135,18 @@ def test_the_pr_comment_has_the_gate_the_headline_the_change_and_the_link(
 
     pr = _pr_run()
     assert summary.headline is not None and pr.headline is not None
-    moved_headline = summary.headline.model_copy(update={"win_rate": 0.25})
-    nightly = summary.model_copy(update={"headline": moved_headline})
+    lost = {"verdict": "baseline"}
+    nightly = summary.model_copy(
+        update={"cases": [c.model_copy(update=lost) for c in summary.cases[:4]] + summary.cases[4:]}
+    )
     text = pr_comment(pr, nightly, "https://ci.example/runs/42/report.html")
     assert text.startswith("### bughunt PR gate: **pass** (exit 0)\n")
     assert "\\[click\\]" in text and "](http://evil.example)" not in text
     assert fmt.win_sentence(pr.headline) in text
     for r in pr.repro:
         assert f"- {r.agent_version}: {fmt.repro_sentence(r)}" in text
-    assert f"Since the last nightly (run {summary.run_id}, 2026-11-30): win rate 25% → " in text
-    assert "win rate 25% → " in text
+    since = f"Since the last nightly (run {summary.run_id}, 2026-11-30), on the 18 cases both ran: "
+    assert since + "win rate " in text
     assert text.rstrip().endswith("Full report: <https://ci.example/runs/42/report.html>")
     assert "Since the last nightly" not in pr_comment(pr, None, "out/report.html")
 
@@ -198,3 +200,37 @@ def test_report_format_pr_comment_prints_and_writes_nothing(
     assert result.output.startswith(f"### bughunt nightly run {summary.run_id}")
     assert "Full report: <https://ci.example/r.html>" in result.output
     assert not out.exists()
+
+
+def test_since_the_last_nightly_compares_the_same_cases_only(summary: RunSummary) -> None:
+    """A one-case PR against a whole night compares that case's figures in both runs, never the
+    night's rates; a case one side decided in one run only (flaky there) is said; a PR sharing
+    no case with the night compares nothing."""
+    from tasks.report import pr_comment
+
+    pr = _pr_run()
+    one = pr.model_copy(update={"cases": [c for c in pr.cases if c.case_id == "obo-top-expenses"]})
+    text = pr_comment(one, summary, "r.html")
+    assert "on the 1 case both ran: " in text
+    row = one.cases[0]
+    assert row.verdict in ("candidate", "baseline")  # the fixture's verdict on that case
+    win = "100%" if row.verdict == "candidate" else "0%"
+    assert f"win rate {win} (unchanged)" in text
+    flaky = summary.model_copy(
+        update={
+            "cases": [
+                c.model_copy(update={"baseline_status": ReproOutcome.FLAKY})
+                if c.case_id == row.case_id
+                else c
+                for c in summary.cases
+            ]
+        }
+    )
+    text = pr_comment(one, flaky, "r.html")
+    assert "baseline reproduction — → 0% (1 case decided in one of the runs only" in text
+    other = pr.model_copy(
+        update={"cases": [c.model_copy(update={"case_id": "new-case"}) for c in pr.cases[:1]]}
+    )
+    assert "no case in common with this run, nothing to compare." in pr_comment(
+        other, summary, "r.html"
+    )
