@@ -150,7 +150,28 @@ def repro_sentence(v: VersionRepro) -> str:
         text += f"; {interval(v.rate_bounds)} if the flaky cases went either way"
     if decided < FEW_CASES:
         text += f"; few cases (fewer than {FEW_CASES} decided)"
-    return text + _executed_clause(v) + _variant_clause(v) + tail
+    return text + _executed_clause(v) + _variant_clause(v) + _localised_clause(v) + tail
+
+
+def _localised_clause(v: VersionRepro) -> str:
+    """How well its root causes name the bug's site, when any was matched."""
+    if not v.localised_cases or v.names_file is None:
+        return ""
+    text = (
+        f"; its root cause names the bug's file in {rate_ci(v.names_file, v.names_file_ci)} "
+        f"of {plural(v.localised_cases, 'case')}"
+    )
+    if v.function_credit is not None:
+        text += (
+            f", the bug's function with a credit of {v.function_credit:.2f} "
+            f"(95% CI {interval_plain(v.function_credit_ci)}; 1 = named it alone)"
+        )
+    return text
+
+
+def interval_plain(ci: Interval | None) -> str:
+    """``(0.25, 0.7)`` → ``0.25–0.70``; an em dash without one."""
+    return "—" if ci is None else f"{ci[0]:.2f}–{ci[1]:.2f}"
 
 
 def _executed_clause(v: VersionRepro) -> str:

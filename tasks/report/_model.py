@@ -75,6 +75,18 @@ class VersionRepro(_Out):
     guessing: bool = False
     """Flagged: at least two refusals on variants, and even the low end of the Wilson interval
     of their share among the pairs checked on variants is 5% or more."""
+    localised_cases: int = 0
+    """Cases whose report's root cause was matched against the bug's site (a report, and a bug
+    in Python the matcher can place)."""
+    names_file: float | None = None
+    """Share of those cases whose root cause names a file the bug changes (samples averaged)."""
+    names_file_ci: Interval | None = None
+    """Its 95% interval over cases."""
+    function_credit: float | None = None
+    """Mean over cases of the function credit: 1/k when the root cause names one of the bug's
+    functions among k functions of the tree, else 0 (bugs that change a function only)."""
+    function_credit_ci: Interval | None = None
+    """Its 95% interval over cases."""
 
 
 class AgentCost(_Out):

@@ -126,6 +126,29 @@ def _bug_executed(mine: Sequence[Reproduction]) -> dict[str, Any]:
     }
 
 
+def localisation_of(agent: str, sandbox: SandboxResult | None) -> dict[str, Any]:
+    """How often the version's root causes name the bug's file and function, over cases (each
+    case's samples averaged): the share with its interval, and the mean function credit."""
+    files: dict[str, list[float]] = {}
+    credits: dict[str, list[float]] = {}
+    for pair in sandbox.pairs if sandbox else []:
+        found = pair.localisation
+        if pair.agent_version != agent or found is None:
+            continue
+        files.setdefault(pair.case_id, []).append(float(found.names_file))
+        if found.function_credit is not None:
+            credits.setdefault(pair.case_id, []).append(found.function_credit)
+    file_share, file_ci = case_mean([sum(v) / len(v) for v in files.values()])
+    credit, credit_ci = case_mean([sum(v) / len(v) for v in credits.values()])
+    return {
+        "localised_cases": len(files),
+        "names_file": file_share,
+        "names_file_ci": file_ci,
+        "function_credit": credit,
+        "function_credit_ci": credit_ci,
+    }
+
+
 GUESS_MIN = 2
 """Refusals on variants before an agent can be flagged as guessing."""
 GUESS_SHARE = 0.05
@@ -354,7 +377,10 @@ def build_summary(inputs: ReportInputs, gate: GateDecision | None) -> RunSummary
         stages_run=[s.value for s in inputs.stages_run],
         plan_reasons=list(classify.plan.reasons),
         headline=score.summary if score else None,
-        repro=[version_repro(a, reproductions) for a in (baseline, candidate)],
+        repro=[
+            version_repro(a, reproductions).model_copy(update=localisation_of(a.name, sandbox))
+            for a in (baseline, candidate)
+        ],
         costs=agent_costs((baseline, candidate), sandbox, reproductions),
         cases=cases,
         known_failures=sorted({t for c in sandbox.contract for t in c.known_failures})

@@ -31,6 +31,7 @@ from tasks.sandbox.engine import (
     map_bounded,
     pool_size,
 )
+from tasks.sandbox.evidence import localise
 from tasks.sandbox.reproduction import (
     FINGERPRINT_REASON,
     PairIds,
@@ -224,5 +225,6 @@ def _run_pair(job: Job, setup: PairSetup) -> PairResult:
         symptom=symptom_of(outcome, observations),
         observations=observations,
         sample=job.sample,
+        localisation=localise(got.root_cause, job.trees.buggy, job.trees.clean),
         **trace,
     )

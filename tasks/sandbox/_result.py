@@ -23,6 +23,7 @@ from bughunt.models import (
     Symptom,
 )
 from tasks.sandbox._agents import AgentExecution
+from tasks.sandbox.evidence import Localisation
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,9 @@ class PairResult(BaseModel):
     """The requests its gateway saw for this case, scrubbed (an agent with a network)."""
     sample: int = 0
     """Which of the agent's samples on the case this is (``agent_samples``; 0-based)."""
+    localisation: Localisation | None = None
+    """How well the report's root cause names the bug's file and function (``None``: no
+    report, or a bug the matcher cannot place)."""
 
     @classmethod
     def failed(

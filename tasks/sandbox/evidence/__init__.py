@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         variant_agrees as variant_agrees,
         variant_counts as variant_counts,
     )
+    from tasks.sandbox.evidence._localise import Localisation as Localisation, localise as localise
     from tasks.sandbox.evidence._twins import Twin as Twin, twin as twin
 
 
