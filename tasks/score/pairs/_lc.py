@@ -169,8 +169,9 @@ def _refusal(x: NDArray[np.float64], y: NDArray[np.float64]) -> LengthControlled
         return LengthControlled(value=None, ci=None, slope=None, note=note)
     shorter, longer = int((x <= 0).sum()), int((x >= 0).sum())
     if min(shorter, longer) < MIN_SIDE:
+        few = min(shorter, longer)
         note = (
-            f"{min(shorter, longer)} decisive pairs with the candidate's report "
+            f"{few} decisive {'pair' if few == 1 else 'pairs'} with the candidate's report "
             f"{'no longer' if shorter < longer else 'no shorter'} than the baseline's (needs "
             f"{MIN_SIDE} on each side of equal length)"
         )
