@@ -26,8 +26,9 @@ from collections.abc import Sequence
 
 from bughunt.models import ReproOutcome
 from bughunt.sequential import WITH_REPLACEMENT, Side, bound
+from bughunt.stats import wilson
 from tasks.gate import more_cases_needed
-from tasks.report._model import Answer, Better, CaseRow, Measure
+from tasks.report._model import Answer, Better, CaseRow, Measure, Unseparated
 
 ALPHA = 0.05
 """The answer's intervals are 95%, split over the two sides."""
@@ -104,8 +105,36 @@ def _more(score: Measure | None, repro: Measure | None) -> int | None:
     return min(needed) if needed else None
 
 
+def unseparated(cases: Sequence[CaseRow]) -> Unseparated | None:
+    """The judge on the pairs where both versions reproduced the bug or neither did. Where one
+    reproduced and the other did not, a judge that reads the reports mostly repeats the
+    sandbox's finding; here it is the only evidence that tells the reports apart."""
+    agree = [
+        c
+        for c in cases
+        if c.baseline_status in _DECIDED
+        and c.candidate_status in _DECIDED
+        and c.baseline_status is c.candidate_status
+    ]
+    if not agree:
+        return None
+    wins = sum(c.verdict == "candidate" for c in agree)
+    decisive = wins + sum(c.verdict == "baseline" for c in agree)
+    return Unseparated(
+        pairs=len(agree),
+        candidate_wins=wins,
+        decisive=decisive,
+        win_rate=wins / decisive if decisive else None,
+        win_rate_ci=wilson(wins, decisive),
+    )
+
+
 def answer_of(cases: Sequence[CaseRow]) -> Answer:
     """The answer from the run's case rows (one per case, or per case and agent sample)."""
+    return _answer(cases).model_copy(update={"unseparated": unseparated(cases)})
+
+
+def _answer(cases: Sequence[CaseRow]) -> Answer:
     values = _per_case(cases)
     score = _measure(values[0])
     repro_raw = _measure(values[1])

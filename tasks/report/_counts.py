@@ -127,6 +127,8 @@ def headline_lines(summary: RunSummary) -> list[str]:
     if h is not None:
         lc = h.length_controlled
         lines.append(f"length-controlled win rate: {fmt.lc_rate(lc, h.win_rate)} — {lc.note}")
+    if summary.answer is not None and summary.answer.unseparated is not None:
+        lines.append(fmt.unseparated_sentence(summary.answer.unseparated))
     lines += count_lines(run_counts(summary))
     lines += [f"{r.agent_version}: {fmt.repro_sentence(r)}" for r in summary.repro]
     return lines

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from bughunt.models import JudgeCalibration
 from bughunt.stats import Interval
-from tasks.report._model import VersionRepro
+from tasks.report._model import Unseparated, VersionRepro
 from tasks.score.pairs import FEW_PAIRS, LengthControlled, WinRate
 
 ALPHA = 0.05
@@ -261,4 +261,18 @@ def calibration_sentence(c: JudgeCalibration) -> str:
                 ),
             ]
         )
+    )
+
+
+def unseparated_sentence(u: Unseparated) -> str:
+    """The judge where the sandbox did not separate the versions, in one clause."""
+    head = (
+        f"where the sandbox did not separate the versions ({plural(u.pairs, 'pair')} both or "
+        "neither reproduced), the judge"
+    )
+    if u.win_rate is None:
+        return f"{head} found no decisive pair"
+    return (
+        f"{head} gives the candidate {u.candidate_wins} of {u.decisive} decisive pairs: "
+        f"{rate_ci(u.win_rate, u.win_rate_ci)}"
     )

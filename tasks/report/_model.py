@@ -185,6 +185,22 @@ class Measure(_Out):
         return 1 if self.low > none else -1 if self.high < none else 0
 
 
+class Unseparated(_Out):
+    """The judge's verdicts on the pairs whose reproductions agree (both versions reproduced the
+    bug, or neither did): where the judge adds to the sandbox instead of repeating it."""
+
+    pairs: int
+    """Pairs (case rows) where both versions' reproductions were decided and agreed."""
+    candidate_wins: int
+    """Of them, the candidate's wins."""
+    decisive: int
+    """Of them, the pairs won by either side."""
+    win_rate: float | None
+    """candidate_wins / decisive; ``None`` without a decisive pair."""
+    win_rate_ci: Interval | None
+    """Its Wilson 95% interval."""
+
+
 class Answer(_Out):
     """Which version is better, by how much, how sure: the first line of every output."""
 
@@ -200,6 +216,8 @@ class Answer(_Out):
     more_cases: int | None = None
     """Undecided: about how many more cases would decide at the rates seen; ``None`` when
     no number would (a measure sits on no difference) or the answer is decided."""
+    unseparated: Unseparated | None = None
+    """The judge on the pairs the sandbox did not separate (``None``: no such pair)."""
 
 
 class RunSummary(_Out):

@@ -74,6 +74,7 @@ _TRUSTED: dict[str, Callable[..., str]] = {
     "metric": _metric,
     "plural": fmt.plural,
     "num": fmt.num,
+    "unseparated": fmt.unseparated_sentence,
     "dt": _dt,
     "kind": _kind,
 }

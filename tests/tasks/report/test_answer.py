@@ -111,3 +111,35 @@ def test_every_output_opens_with_the_answer(summary: RunSummary, history: Histor
     comment = pr_comment(summary, None, "report.html")
     assert comment.split("\n\n")[1] == f"**{md_escape(sentence)}**"
     assert closing_message(summary).startswith(sentence.rstrip("."))
+
+
+def test_the_judge_beside_the_sandbox_counts_only_pairs_the_sandbox_did_not_separate() -> None:
+    """Pairs where one version reproduced and the other did not are left out (there the judge
+    mostly repeats the sandbox); on the rest, the candidate's wins of the decisive pairs with
+    a Wilson interval, shown in the CLI's lines and the reports."""
+    rows = [
+        row(0, "candidate", R, R),
+        row(1, "baseline", N, N),
+        row(2, "candidate", R, R),
+        row(3, "tie", R, R),
+        row(4, "candidate", N, R),  # separated: left out
+        row(5, "baseline", R, E),  # undecided: left out
+    ]
+    u = answer_of(rows).unseparated
+    assert u is not None
+    assert (u.pairs, u.candidate_wins, u.decisive) == (4, 2, 3)
+    assert u.win_rate == pytest.approx(2 / 3) and u.win_rate_ci is not None
+    assert answer_of([row(0, "candidate", N, R)]).unseparated is None
+
+
+def test_the_judge_beside_the_sandbox_is_in_every_report(
+    summary: RunSummary, history: History
+) -> None:
+    """The fixture night's figure appears in the CLI's lines, report.md and report.html."""
+    from tasks.report._format import unseparated_sentence
+
+    assert summary.answer is not None and summary.answer.unseparated is not None
+    sentence = unseparated_sentence(summary.answer.unseparated)
+    assert sentence in headline_lines(summary)
+    assert sentence in render_markdown(summary, history)  # numbers and fixed words: unescaped
+    assert "Beside the sandbox" in render_html(summary, history)
