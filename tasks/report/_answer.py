@@ -5,7 +5,8 @@ averaged), each with a two-sided anytime-valid 95% interval (the gate's bounds,
 with replacement, 2.5% on each side):
 
 - the **mean pair score**: 1 when the judge prefers the candidate's report,
-  ½ for a tie, 0 for the baseline's, over the judged cases; ½ is no difference;
+  ½ for a tie, 0 for the baseline's, over the judged cases (a tie only because
+  the calls split is no verdict, as for the gate); ½ is no difference;
 - the **reproduction rate difference**: the candidate's rate minus the
   baseline's over the cases both versions decided (reproduced or not).
 
@@ -29,6 +30,7 @@ from bughunt.sequential import WITH_REPLACEMENT, Side, bound
 from bughunt.stats import wilson
 from tasks.gate import more_cases_needed
 from tasks.report._model import Answer, Better, CaseRow, Measure, Unseparated
+from tasks.score.pairs import SPLIT_TIE
 
 ALPHA = 0.05
 """The answer's intervals are 95%, split over the two sides."""
@@ -47,7 +49,8 @@ def _per_case(cases: Sequence[CaseRow]) -> tuple[list[float], list[float]]:
     scores: dict[str, list[float]] = {}
     repro: dict[str, list[float]] = {}
     for c in cases:
-        if c.verdict in _SCORE:
+        # A tie only because the calls split is no verdict (as for the gate): no value.
+        if c.verdict in _SCORE and c.verdict_reason != SPLIT_TIE:
             scores.setdefault(c.case_id, []).append(_SCORE[c.verdict])
         if c.baseline_status in _DECIDED and c.candidate_status in _DECIDED:
             won = float(c.candidate_status is ReproOutcome.REPRODUCED) - float(
@@ -129,9 +132,30 @@ def unseparated(cases: Sequence[CaseRow]) -> Unseparated | None:
     )
 
 
+_VERDICT = {
+    Better.CANDIDATE: "candidate better",
+    Better.BASELINE: "baseline better",
+    Better.UNDECIDED: "no decision",
+    Better.CONFLICT: "judge and sandbox conflict",
+    Better.NO_EVIDENCE: "no evidence",
+}
+
+
+def _short(a: Answer) -> str:
+    """The verdict, then the measure that decided it (the score when none did)."""
+    s, r = a.score, a.reproduction
+    figure = None
+    if r is not None and (s is None or (r.direction(0.0) and not s.direction(0.5))):
+        figure = f"reproduction {r.mean:+.0%}, 95% {r.low:+.0%} to {r.high:+.0%}"
+    elif s is not None:
+        figure = f"pair score {s.mean:.2f}, 95% {s.low:.2f}–{s.high:.2f}"
+    return _VERDICT[a.better] + (f" ({figure})" if figure else "")
+
+
 def answer_of(cases: Sequence[CaseRow]) -> Answer:
     """The answer from the run's case rows (one per case, or per case and agent sample)."""
-    return _answer(cases).model_copy(update={"unseparated": unseparated(cases)})
+    answer = _answer(cases)
+    return answer.model_copy(update={"unseparated": unseparated(cases), "short": _short(answer)})
 
 
 def _answer(cases: Sequence[CaseRow]) -> Answer:

@@ -137,21 +137,21 @@ def publish(
 
 
 def closing_message(summary: RunSummary) -> str:
-    """One line for the run's closing ``runs`` row and the flow run's state message: the
-    answer, the headline and the gate."""
+    """One line for the run's closing ``runs`` row and the flow run's state message, shortest
+    first (a page shows its first words only): the gate's outcome (a PR run), the answer in a
+    few words, the headline, then the gate's score bounds."""
     h = summary.headline
-    parts = [summary.answer.sentence.rstrip(".")] if summary.answer else []
+    gate = summary.gate
+    parts = [f"gate {gate.outcome.value} (exit {gate.exit_code})"] if gate else []
+    if summary.answer is not None and summary.answer.short:
+        parts.append(summary.answer.short)
     if h is not None:
         parts.append(f"candidate {wins_phrase(h, 'won')}")
-    gate = summary.gate
-    if gate is not None:
-        text = f"gate {gate.outcome.value} (exit {gate.exit_code})"
-        if gate.score is not None and gate.score.mean is not None:
-            text += (
-                f": mean pair score {gate.score.mean:.2f}, bounds "
-                f"[{gate.score.lower:.2f}, {gate.score.upper:.2f}]"
-            )
-        parts.append(text)
+    if gate is not None and gate.score is not None and gate.score.mean is not None:
+        parts.append(
+            f"gate's mean pair score {gate.score.mean:.2f}, bounds "
+            f"[{gate.score.lower:.2f}, {gate.score.upper:.2f}]"
+        )
     return "; ".join(parts) or "no pair judged"
 
 

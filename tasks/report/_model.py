@@ -218,6 +218,9 @@ class Answer(_Out):
     no number would (a measure sits on no difference) or the answer is decided."""
     unseparated: Unseparated | None = None
     """The judge on the pairs the sandbox did not separate (``None``: no such pair)."""
+    short: str = ""
+    """The answer in a few words, for a line that shows little (the flow run's state message):
+    ``candidate better (pair score 0.82, 95% 0.68–0.92)``."""
 
 
 class RunSummary(_Out):

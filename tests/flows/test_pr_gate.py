@@ -166,12 +166,18 @@ def test_failing_judge_is_review_failed_not_regression(tmp_path: Path) -> None:
     assert h is not None and h.candidate_wins == h.baseline_wins == h.ties == 0
 
 
-def test_fail_on_gate_fails_the_run_after_writing_it(tmp_path: Path) -> None:
-    """With fail_on_gate a regression raises GateFailed; the run's rows and report are written first."""
+def test_fail_on_gate_fails_the_run_after_writing_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With fail_on_gate a regression raises GateFailed; the run's rows and report are written
+    first (alpha 0.2, so seven cases can show the regression)."""
     from flows.pr import GateFailed
     from ledger import Ledger
 
     corpus = broken_corpus(tmp_path / "c")
+    project = tmp_path / "c" / "pyproject.toml"
+    project.write_text(project.read_text().replace("alpha = 0.05", "alpha = 0.2", 1))
+    monkeypatch.chdir(tmp_path / "c")
     with pytest.raises(GateFailed, match="regression"):
         run_pr(
             tmp_path,

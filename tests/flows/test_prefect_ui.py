@@ -330,12 +330,14 @@ def test_the_run_shows_its_kind_corpus_and_gate_tags(seen: Seen) -> None:
 
 def test_the_state_message_is_the_headline_and_the_gate(seen: Seen) -> None:
     """The Details tab's state message is the run's closing line, and what it shows before
-    "See More" already says who won and how the gate came out."""
-    gate = seen.summary.gate
-    assert gate is not None
+    "See More" already says how the gate came out and which version is better."""
+    gate, answer = seen.summary.gate, seen.summary.answer
+    assert gate is not None and answer is not None
     assert seen.message == closing_message(seen.summary), (seen.message, seen.shots)
-    assert seen.page["shown"].startswith("candidate won "), (seen.page, seen.shots)
-    assert f"gate {gate.outcome.value} (exit {gate.exit_code})" in seen.page["shown"], seen.page
+    shown = seen.page["shown"]
+    assert shown.startswith(f"gate {gate.outcome.value} (exit {gate.exit_code}); "), seen.page
+    verdict = answer.short.split(" (", 1)[0]
+    assert verdict in shown, (seen.page, seen.shots)
 
 
 def test_the_artifacts_tab_links_every_artifact_of_the_run(seen: Seen) -> None:

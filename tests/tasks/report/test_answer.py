@@ -15,6 +15,7 @@ from tasks.report._escape import md_escape
 from tasks.report._model import Better, CaseRow
 from tasks.report._render import render_html, render_markdown
 from tasks.report.runs import History
+from tasks.score.pairs import SPLIT_TIE
 
 R, N, E = ReproOutcome.REPRODUCED, ReproOutcome.NOT_REPRODUCED, ReproOutcome.ERROR
 
@@ -87,10 +88,12 @@ def test_too_little_evidence_says_so_and_how_many_more_cases_would_decide() -> N
 
 
 def test_unjudged_and_undecided_cases_are_left_out_and_samples_average() -> None:
-    """Unscored pairs and cases either version could not decide have no value; a case's samples
-    count once, as their mean; nothing at all is no evidence."""
+    """Unscored pairs, ties only because the calls split, and cases either version could not
+    decide have no value; a case's samples count once, as their mean; nothing at all is no
+    evidence."""
     rows = [row(0, "candidate", R, R), row(0, "baseline", R, E), row(1, "unscored", E, R)]
-    a = answer_of(rows)
+    split = row(2, "tie", E, E).model_copy(update={"verdict_reason": SPLIT_TIE})
+    a = answer_of([*rows, split])
     assert a.score is not None and (a.score.cases, a.score.mean) == (1, 0.5)
     assert a.reproduction is not None and a.reproduction.cases == 1
     none = answer_of([row(0, "unscored", E, E)])
@@ -99,8 +102,8 @@ def test_unjudged_and_undecided_cases_are_left_out_and_samples_average() -> None
 
 
 def test_every_output_opens_with_the_answer(summary: RunSummary, history: History) -> None:
-    """The CLI's lines, the Markdown and HTML reports, the PR comment and the flow run's state
-    message all say the answer first."""
+    """The CLI's lines, the Markdown and HTML reports and the PR comment say the answer first;
+    the flow run's state message (which shows its first words only) its short form first."""
     assert summary.answer is not None
     sentence = summary.answer.sentence
     assert headline_lines(summary)[0] == sentence
@@ -110,7 +113,8 @@ def test_every_output_opens_with_the_answer(summary: RunSummary, history: Histor
     assert html.index('id="answer"') < html.index('id="headline"')
     comment = pr_comment(summary, None, "report.html")
     assert comment.split("\n\n")[1] == f"**{md_escape(sentence)}**"
-    assert closing_message(summary).startswith(sentence.rstrip("."))
+    assert closing_message(summary).startswith(summary.answer.short + "; ")
+    assert summary.answer.short.startswith("no decision (pair score ")
 
 
 def test_the_judge_beside_the_sandbox_counts_only_pairs_the_sandbox_did_not_separate() -> None:
