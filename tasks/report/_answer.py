@@ -43,6 +43,11 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+def _split(cases: Sequence[CaseRow]) -> int:
+    """Rows whose tie comes only from the judge's calls splitting between the sides."""
+    return sum(c.verdict == "tie" and c.verdict_reason == SPLIT_TIE for c in cases)
+
+
 def _per_case(cases: Sequence[CaseRow]) -> tuple[list[float], list[float]]:
     """Each case's pair score and reproduction measure ((c − b + 1)/2), samples averaged;
     a case with no judged sample (or no sample decided by both) has none."""
@@ -80,10 +85,17 @@ def _difference(m: Measure) -> Measure:
     return Measure(mean=2 * m.mean - 1, low=2 * m.low - 1, high=2 * m.high - 1, cases=m.cases)
 
 
-def _score_text(m: Measure) -> str:
+def _score_text(m: Measure, split: int) -> str:
+    """The score's figures; the count says why it differs from the pairs counted elsewhere."""
+    left_out = (
+        f" ({split} {'tie' if split == 1 else 'ties'} only because the judge's calls split, "
+        "no verdict)"
+        if split
+        else ""
+    )
     return (
         f"mean pair score {m.mean:.2f} (95% interval {m.low:.2f}–{m.high:.2f}; 0.50 is no "
-        f"difference) over {m.cases} judged cases"
+        f"difference) over {m.cases} judged cases{left_out}"
     )
 
 
@@ -163,7 +175,9 @@ def _answer(cases: Sequence[CaseRow]) -> Answer:
     score = _measure(values[0])
     repro_raw = _measure(values[1])
     repro = _difference(repro_raw) if repro_raw is not None else None
-    texts = [t for t in (score and _score_text(score), repro and _repro_text(repro)) if t]
+    texts = [
+        t for t in (score and _score_text(score, _split(cases)), repro and _repro_text(repro)) if t
+    ]
     if not texts:
         sentence = "No evidence: no pair was judged and no case was decided by both versions."
         return Answer(better=Better.NO_EVIDENCE, sentence=sentence, score=None, reproduction=None)
@@ -200,9 +214,9 @@ def _answer(cases: Sequence[CaseRow]) -> Answer:
         )
     more = _more(score, repro_raw)
     tail = (
-        f"; about {more} more cases would decide at the rates seen"
+        f"; about {more} more cases would show which is better at the rates seen"
         if more is not None
-        else "; at the rates seen no number of further cases would decide"
+        else "; at the rates seen no number of further cases would show which is better"
     )
     return Answer(
         better=Better.UNDECIDED,

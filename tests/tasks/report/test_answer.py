@@ -81,10 +81,12 @@ def test_too_little_evidence_says_so_and_how_many_more_cases_would_decide() -> N
     a = answer_of(rows)
     assert a.better is Better.UNDECIDED
     assert a.more_cases is not None and a.more_cases > 0
-    assert f"about {a.more_cases} more cases would decide at the rates seen" in a.sentence
+    assert f"about {a.more_cases} more cases would show which is better at the rates seen" in (
+        a.sentence
+    )
     even = answer_of([row(i, "tie", R, R) for i in range(10)])
     assert even.better is Better.UNDECIDED and even.more_cases is None
-    assert "no number of further cases would decide" in even.sentence
+    assert "no number of further cases would show which is better" in even.sentence
 
 
 def test_unjudged_and_undecided_cases_are_left_out_and_samples_average() -> None:
@@ -95,6 +97,9 @@ def test_unjudged_and_undecided_cases_are_left_out_and_samples_average() -> None
     split = row(2, "tie", E, E).model_copy(update={"verdict_reason": SPLIT_TIE})
     a = answer_of([*rows, split])
     assert a.score is not None and (a.score.cases, a.score.mean) == (1, 0.5)
+    assert "over 1 judged cases (1 tie only because the judge's calls split, no verdict)" in (
+        a.sentence
+    )
     assert a.reproduction is not None and a.reproduction.cases == 1
     none = answer_of([row(0, "unscored", E, E)])
     assert none.better is Better.NO_EVIDENCE and none.score is None
