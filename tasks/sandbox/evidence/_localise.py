@@ -22,6 +22,10 @@ What it cannot tell: a name shared by an ordinary word (a function called
 ("the posting routine") does not. A file the host's parser cannot read has no
 known functions. These are measured the same way for both versions, so they
 blur the comparison rather than tilt it.
+
+Files are parsed through ``corpus.parse_python``, one thread at a time: pairs
+run on several threads, and CPython 3.11's ``ast`` conversion is not safe from
+two at once (python/cpython#106905).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from corpus import parse_python
 from tasks.sandbox.evidence._coverage import bug_lines
 
 Files = Mapping[str, bytes]
@@ -82,7 +87,7 @@ def _parsed(files: Files) -> dict[str, list[_Def]]:
         if not path.endswith(".py"):
             continue
         try:
-            out[path] = list(_defs(ast.parse(data)))
+            out[path] = list(_defs(parse_python(data, path)))
         except (SyntaxError, ValueError):  # not readable by the host's parser: no functions known
             continue
     return out
