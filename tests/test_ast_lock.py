@@ -36,9 +36,10 @@ def _direct_parses(source: str) -> list[int]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "parse":
-            if isinstance(func.value, ast.Name) and func.value.id == "ast":
-                lines.append(node.lineno)
+        if not (isinstance(func, ast.Attribute) and func.attr == "parse"):
+            continue
+        if isinstance(func.value, ast.Name) and func.value.id == "ast":
+            lines.append(node.lineno)
     return lines
 
 
